@@ -1,0 +1,1 @@
+"""Adapters: implementations of the ports (stores, clocks, later embedders and analyzers)."""

@@ -1,0 +1,357 @@
+"""The SQLite Store adapter: kioku's default, embedded, single-file store.
+
+One connection per store, in autocommit mode, shared by threads under a re-entrant lock.
+Writes run in ``BEGIN IMMEDIATE`` transactions (nested levels become savepoints), so a
+failing statement rolls the whole operation back and other processes wait their turn.
+"""
+
+from __future__ import annotations
+
+import builtins
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from types import TracebackType
+from typing import Final
+
+from kioku.adapters.store.sqlite import maintenance, migrations, rows
+from kioku.adapters.store.sqlite.codec import encode_memory
+from kioku.adapters.store.sqlite.connection import connect, translating
+from kioku.adapters.store.sqlite.queries import (
+    INSERT_MEMORY,
+    PATCH_RELATIONS,
+    PATCH_WHITELIST,
+    SELECT_MEMORIES,
+    check_page,
+    keyset_clause,
+    order_clause,
+    placeholders,
+    where_clause,
+)
+from kioku.core.model import Memory
+from kioku.errors import StoreError, ValidationError
+from kioku.ports.store import IntegrityReport, MemoryFilter, MemoryPatch, StoreStats
+
+__all__ = ["DEFAULT_BUSY_TIMEOUT_MS", "SqliteStore", "open_sqlite_store"]
+
+DEFAULT_BUSY_TIMEOUT_MS: Final = 30_000
+_RULES_HINT: Final = (
+    "levels are 1-4 and a memory is archived exactly when its level is 4; intensity and "
+    "arousal are 0-100; valence is positive, negative or neutral"
+)
+
+
+class SqliteStore:
+    """A :class:`~kioku.ports.store.Store` kept in one SQLite file (WAL mode)."""
+
+    def __init__(self, path: Path, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
+        self._path = Path(path)
+        self._lock = threading.RLock()
+        self._depth = 0
+        conn = connect(self._path, busy_timeout_ms)
+        try:
+            with translating(self._path):
+                migrations.migrate(conn)
+        except BaseException:
+            conn.close()
+            raise
+        self._conn: sqlite3.Connection | None = conn
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    @property
+    def path(self) -> Path:
+        return self._path
+
+    @property
+    def schema_version(self) -> int:
+        with self._reading() as conn:
+            return migrations.schema_version(conn)
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None:
+                conn, self._conn = self._conn, None
+                self._depth = 0
+                with suppress(sqlite3.Error):
+                    conn.close()
+
+    def __enter__(self) -> SqliteStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"SqliteStore({str(self._path)!r})"
+
+    # -- transactions ------------------------------------------------------------------
+
+    def _connection(self) -> sqlite3.Connection:
+        if self._conn is None:
+            raise StoreError(f"the store {self._path} is closed", hint="open it again")
+        return self._conn
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        """One transaction for everything inside; re-entrant.
+
+        The outermost level takes the write lock (``BEGIN IMMEDIATE``) and commits at the
+        end or rolls back on an exception. Inner levels are savepoints: an exception that
+        leaves an inner level undoes only that level. Other threads wait until it ends.
+        """
+        with self._lock:
+            conn = self._connection()
+            depth = self._depth
+            savepoint = f"kioku_{depth}"
+            with translating(self._path):
+                conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT {savepoint}")
+            self._depth = depth + 1
+            try:
+                yield
+            except BaseException:
+                self._depth = depth
+                self._undo(conn, depth, savepoint)
+                raise
+            self._depth = depth
+            self._finish(conn, depth, savepoint)
+
+    def _undo(self, conn: sqlite3.Connection, depth: int, savepoint: str) -> None:
+        # Errors while undoing must not hide the error that caused the undo.
+        with suppress(sqlite3.Error):
+            if not conn.in_transaction:
+                return  # SQLite already rolled everything back
+            if depth == 0:
+                conn.execute("ROLLBACK")
+            else:
+                conn.execute(f"ROLLBACK TO {savepoint}")
+                conn.execute(f"RELEASE {savepoint}")
+
+    def _finish(self, conn: sqlite3.Connection, depth: int, savepoint: str) -> None:
+        if not conn.in_transaction:
+            raise StoreError(
+                f"a transaction on {self._path} was rolled back by SQLite after an error",
+                hint="nothing from it was saved; retry the operation",
+            )
+        try:
+            with translating(self._path):
+                conn.execute("COMMIT" if depth == 0 else f"RELEASE {savepoint}")
+        except StoreError:
+            self._undo(conn, depth, savepoint)
+            raise
+
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        with self.atomic(), translating(self._path):
+            yield self._connection()
+
+    @contextmanager
+    def _reading(self) -> Iterator[sqlite3.Connection]:
+        """A consistent snapshot for multi-query reads; takes no write lock."""
+        with self._lock:
+            conn = self._connection()
+            with translating(self._path):
+                if conn.in_transaction:
+                    yield conn
+                    return
+                conn.execute("BEGIN")
+                try:
+                    yield conn
+                finally:
+                    with suppress(sqlite3.Error):
+                        conn.execute("ROLLBACK")
+
+    # -- writes ------------------------------------------------------------------------
+
+    def add(self, memory: Memory) -> None:
+        self.add_many([memory])
+
+    def add_many(self, memories: Sequence[Memory]) -> None:
+        if not memories:
+            return
+        encoded = [encode_memory(memory) for memory in memories]
+        with self._writing() as conn:
+            rows.refuse_taken_ids(conn, [memory.id for memory in memories])
+            for memory, values in zip(memories, encoded, strict=True):
+                try:
+                    conn.execute(INSERT_MEMORY, values)
+                except sqlite3.IntegrityError as exc:
+                    raise StoreError(
+                        f"memory {memory.id!r} was refused by the store's rules ({exc})",
+                        hint=_RULES_HINT,
+                    ) from exc
+            for memory in memories:
+                rows.write_relations(conn, memory.id, memory.relations, replace=False)
+
+    def update(self, memory_id: str, patch: MemoryPatch) -> bool:
+        changes = patch.changed()
+        assignments: list[str] = []
+        params: list[object] = []
+        for name, value in changes.items():
+            if name == PATCH_RELATIONS:
+                continue
+            column = PATCH_WHITELIST.get(name)
+            if column is None:
+                raise StoreError(
+                    f"the SQLite store cannot update field {name!r}",
+                    hint="map the field in PATCH_WHITELIST (adapters/store/sqlite/queries.py)",
+                )
+            assignments.append(column.sql)
+            params.extend(column.encode(name, value))
+        relations = changes.get(PATCH_RELATIONS)
+        if relations is not None and not isinstance(relations, tuple | list):
+            raise ValidationError("relations", relations, "a sequence of Relation")
+        assignments.append("updated_at = ?")
+        params.append(rows.now_text())
+        sql = "UPDATE memories SET " + ", ".join(assignments) + " WHERE id = ?"
+        with self._writing() as conn:
+            try:
+                cursor = conn.execute(sql, (*params, memory_id))
+            except sqlite3.IntegrityError as exc:
+                raise StoreError(
+                    f"the update of memory {memory_id!r} was refused ({exc})", hint=_RULES_HINT
+                ) from exc
+            if cursor.rowcount == 0:
+                return False
+            if relations is not None:
+                rows.write_relations(conn, memory_id, list(relations), replace=True)
+        return True
+
+    def delete(self, memory_id: str) -> bool:
+        with self._writing() as conn:
+            cursor = conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
+            return cursor.rowcount > 0
+
+    def mark_recalled(self, memory_ids: Sequence[str]) -> int:
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return 0
+        marked = 0
+        with self._writing() as conn:
+            now = rows.now_text()
+            for chunk in rows.chunks(ids):
+                cursor = conn.execute(
+                    "UPDATE memories SET recalled_since_last_batch = 1, updated_at = ? "
+                    f"WHERE archived_at IS NULL AND id IN ({placeholders(len(chunk))})",
+                    (now, *chunk),
+                )
+                marked += cursor.rowcount
+        return marked
+
+    def set_state(self, key: str, value: str) -> None:
+        with self._writing() as conn:
+            conn.execute(
+                "INSERT INTO state (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    # -- reads -------------------------------------------------------------------------
+
+    def get(self, memory_id: str) -> Memory | None:
+        hits = self.get_many([memory_id])
+        return hits[0] if hits else None
+
+    def get_many(self, memory_ids: Sequence[str]) -> list[Memory]:
+        """The memories that exist among ``memory_ids``, in the order asked, once each."""
+        ids = list(dict.fromkeys(memory_ids))
+        by_id: dict[str, Memory] = {}
+        with self._reading() as conn:
+            for chunk in rows.chunks(ids):
+                found = conn.execute(
+                    f"{SELECT_MEMORIES} WHERE id IN ({placeholders(len(chunk))})", tuple(chunk)
+                ).fetchall()
+                by_id.update((m.id, m) for m in rows.decode_rows(conn, found))
+        return [by_id[i] for i in ids if i in by_id]
+
+    def list(self, flt: MemoryFilter) -> list[Memory]:
+        check_page(flt.limit, flt.offset)
+        where, params = where_clause(flt)
+        limit = -1 if flt.limit is None else flt.limit
+        with self._reading() as conn:
+            found = conn.execute(
+                f"{SELECT_MEMORIES}{where}{order_clause(flt.order)} LIMIT ? OFFSET ?",
+                (*params, limit, flt.offset),
+            ).fetchall()
+            return rows.decode_rows(conn, found)
+
+    def iter(self, flt: MemoryFilter, batch_size: int = 1000) -> Iterator[Memory]:
+        """Pages by key (``(order key, id)`` after the last row), not by offset, so rows
+        added or removed between pages never cause skips or repeats of the others."""
+        check_page(flt.limit, flt.offset)
+        if isinstance(batch_size, bool) or batch_size < 1:
+            raise ValidationError("batch_size", batch_size, "a positive integer")
+        where, params = where_clause(flt)
+        key, after_clause = keyset_clause(flt.order)
+        order = order_clause(flt.order)
+        remaining = flt.limit
+        offset = flt.offset
+        after: tuple[object, str] | None = None
+        while remaining is None or remaining > 0:
+            size = batch_size if remaining is None else min(batch_size, remaining)
+            clause, values = where, list(params)
+            if after is not None:
+                clause = f"{where} AND {after_clause}" if where else f" WHERE {after_clause}"
+                values.extend(after)
+            with self._reading() as conn:
+                found = conn.execute(
+                    f"{SELECT_MEMORIES}{clause}{order} LIMIT ? OFFSET ?", (*values, size, offset)
+                ).fetchall()
+                page = rows.decode_rows(conn, found)
+            yield from page
+            if len(found) < size:
+                return
+            after = (found[-1][key], str(found[-1]["id"]))
+            offset = 0
+            if remaining is not None:
+                remaining -= len(found)
+
+    def count(self, flt: MemoryFilter) -> int:
+        """How many memories match; ``limit``, ``offset`` and ``order`` are ignored."""
+        where, params = where_clause(flt)
+        with self._reading() as conn:
+            return int(conn.execute(f"SELECT COUNT(*) FROM memories{where}", params).fetchone()[0])
+
+    def referencing(self, memory_id: str) -> builtins.list[str]:
+        with self._reading() as conn:
+            found = conn.execute(
+                "SELECT source_id FROM relations WHERE target_id = ? ORDER BY source_id",
+                (memory_id,),
+            ).fetchall()
+        return [str(row[0]) for row in found]
+
+    def get_state(self, key: str) -> str | None:
+        with self._reading() as conn:
+            row = conn.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    # -- upkeep ------------------------------------------------------------------------
+
+    def stats(self, user_id: str | None, agent_id: str | None) -> StoreStats:
+        where, params = where_clause(MemoryFilter(user_id=user_id, agent_id=agent_id))
+        with self._reading() as conn:
+            return maintenance.stats(conn, self._path, where, params)
+
+    def check_integrity(self) -> IntegrityReport:
+        with self._lock:
+            return maintenance.integrity_report(self._connection(), self._path)
+
+    def backup(self, target: Path) -> None:
+        with self._lock:
+            if self._depth > 0:
+                raise StoreError(
+                    "a backup cannot run inside atomic()", hint="call backup() outside it"
+                )
+            maintenance.backup_into(self._connection(), self._path, Path(target))
+
+
+def open_sqlite_store(path: Path, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> SqliteStore:
+    """Open (creating and migrating as needed) the SQLite store at ``path``."""
+    return SqliteStore(path, busy_timeout_ms=busy_timeout_ms)

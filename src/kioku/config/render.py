@@ -1,0 +1,191 @@
+"""Render a :class:`~kioku.config.schema.Config` as plain data or as a commented TOML file.
+
+:func:`config_to_dict` gives the spec's JSON shape (``{"version": ..., "retention": {...}}``,
+categories as ``{"min": ..., "max": ...}``), so ``json.dumps`` of it is a valid spec
+``config.json``. :func:`config_to_toml` writes the same data as TOML with a one-line comment
+above every key; :func:`default_config_toml` is that for the defaults.
+"""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+from kioku.config.schema import CategoryRange, Config
+
+__all__ = ["config_to_dict", "config_to_toml", "default_config_toml"]
+
+_HEADER = """\
+# kioku configuration. Every key is shown at its default: delete a line to keep the default.
+# Defaults follow spec 000 (設定ファイル構造) except the embedding and llm providers: kioku
+# defaults to the built-in "offline" ones (with their own model names and dimensions) so it
+# works without an API key or network access. The spec's defaults are noted beside each key.
+# Environment variables override this file: KIOKU_<SECTION>__<KEY>=value, for example
+# KIOKU_LEVELS__LEVEL1_THRESHOLD=60 or KIOKU_RETENTION__DECAY_BY_CATEGORY__WORK__MAX=0.93.
+"""
+
+_SECTION_COMMENTS: dict[str, str] = {
+    "retention": "How fast memories fade: retention_score = intensity × coefficient ^ memory_days.",
+    "retention.decay_by_category": (
+        "Coefficient range per category; intensity picks a point. Add: name = { min, max }."
+    ),
+    "levels": "Retention-score thresholds of the compression levels (must descend).",
+    "recall": "Reinforcement when a memory is recalled.",
+    "resonance": "Emotional resonance used to rank recalled memories.",
+    "compression": "The nightly batch: target share of memories per level (sums to 1) and timing.",
+    "relations": "Links between memories.",
+    "retrieval": "What a recall returns.",
+    "archive": "The archive below level 3: revival and (optional) permanent deletion.",
+    "protection": "Memories the user protected from forgetting.",
+    "embedding": "The embedding model used for similarity search.",
+    "llm": "The model that analyses, summarises and compresses memories.",
+    "store": "Where memories are kept (a kioku addition to the spec).",
+    "scope": "The owner of memories when a caller names none (a kioku addition).",
+}
+
+_COMMENTS: dict[str, str] = {
+    "version": "Version of this configuration format.",
+    "retention.base_decay_coefficient": "Coefficient for a memory whose category has no range.",
+    "retention.max_decay_coefficient": "Upper limit of any coefficient, also after recall boosts.",
+    "retention.decay_by_category.casual": "Small talk fades fast.",
+    "retention.decay_by_category.work": "Work matters for a while.",
+    "retention.decay_by_category.decision": "Decisions are kept long.",
+    "retention.decay_by_category.emotional": "Emotional moments almost never fade.",
+    "levels.level1_threshold": "A memory scoring above this keeps its full text (level 1).",
+    "levels.level2_threshold": "Above this (up to level1) it is a summary (level 2).",
+    "levels.level3_threshold": "Above this (up to level2) it is keywords (level 3); "
+    "at or below it the memory is archived.",
+    "recall.decay_coefficient_boost": "Added to a memory's decay coefficient on each recall.",
+    "recall.memory_days_reduction": "Share of memory_days removed by a recall (0.5 halves it).",
+    "recall.recall_count_weight": "Priority factor per recall: 1 + weight × recall_count.",
+    "resonance.valence_match_bonus": "Bonus when the emotional valence matches.",
+    "resonance.arousal_proximity_bonus": "Largest bonus for close emotional arousal.",
+    "resonance.tags_overlap_weight": "Weight of shared emotion tags.",
+    "resonance.priority_weight_alpha": "Weight α of emotional resonance in the priority.",
+    "compression.level1_ratio": "Target share of memories at level 1.",
+    "compression.level2_ratio": "Target share of memories at level 2.",
+    "compression.level3_ratio": "Target share of memories at level 3.",
+    "compression.delete_ratio": "Target share of memories moved out of the levels (archived).",
+    "compression.schedule_hour": "Local hour (0-23) at which the batch runs.",
+    "compression.interval_hours": "Hours between two batch runs.",
+    "relations.score_proximity_threshold": "Retention scores closer than this count as near.",
+    "relations.auto_link_similarity_threshold": "Cosine similarity (-1..1) that links memories.",
+    "relations.max_relations_per_memory": "Most relations one memory keeps.",
+    "relations.relation_traversal_depth": "How many relation hops a recall follows (0-10).",
+    "relations.enable_auto_linking": "Link similar memories automatically.",
+    "retrieval.top_k": "Most memories a recall returns (1-1000).",
+    "retrieval.relevance_threshold": "Relevance below which retrieval falls back to the archive.",
+    "archive.enable_archive_recall": "Let a recall revive archived memories.",
+    "archive.revival_decay_per_day": "Per-day factor on a revived memory's score (0 < x <= 1).",
+    "archive.revival_min_margin": "A revived score is at least level3_threshold + this.",
+    "archive.auto_delete_enabled": "Delete old archived memories permanently.",
+    "archive.retention_days": "Days in the archive before a memory may be deleted.",
+    "archive.delete_require_zero_recall": "Delete only memories never recalled.",
+    "archive.delete_max_intensity": "Delete only memories at most this intense (0-100).",
+    "archive.delete_condition_mode": 'Combine the delete conditions with "AND" or "OR".',
+    "protection.max_protected_memories": "Most memories that can be protected at once.",
+    "embedding.provider": 'kioku default "offline" (built in); the spec uses "openai".',
+    "embedding.model": 'Model name; the spec uses "text-embedding-3-small".',
+    "embedding.dimensions": "Vector size (1-65536); the spec uses 1536 with OpenAI.",
+    "embedding.base_url": "Endpoint of an OpenAI-compatible server; empty for the default.",
+    "llm.provider": 'kioku default "offline" (built in, rule based); the spec uses "anthropic".',
+    "llm.model": 'Model name; the spec uses "claude-3-5-haiku-20241022".',
+    "llm.base_url": "Endpoint of an OpenAI-compatible server (Ollama, vLLM); empty for default.",
+    "llm.temperature": "Sampling temperature (0-2); 0 is deterministic.",
+    "llm.max_tokens": "Most tokens one model answer may use.",
+    "store.backend": 'Storage backend; only "sqlite" for now.',
+    "store.busy_timeout_ms": "How long to wait for a locked database (0-600000 ms).",
+    "scope.user_id": "User that owns memories by default.",
+    "scope.agent_id": "Agent that owns memories by default.",
+}
+
+
+def config_to_dict(config: Config) -> dict[str, Any]:
+    """The configuration as plain nested dicts in the spec's JSON shape."""
+    out: dict[str, Any] = {"version": config.version}
+    for f in fields(config):
+        if f.name == "version":
+            continue
+        section = getattr(config, f.name)
+        table: dict[str, Any] = {}
+        for key in fields(section):
+            value = getattr(section, key.name)
+            if key.name == "decay_by_category":
+                value = {n: _range(r) for n, r in value.items()}
+            table[key.name] = value
+        out[f.name] = table
+    return out
+
+
+def _range(r: CategoryRange) -> dict[str, float]:
+    return {"min": r.min, "max": r.max}
+
+
+def _toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"cannot render {value!r} as TOML")
+
+
+_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\f": "\\f",
+    "\r": "\\r",
+}
+
+
+def _toml_string(text: str) -> str:
+    """A TOML basic string: quotes, backslashes and control characters escaped."""
+    out = []
+    for ch in text:
+        if ch in _ESCAPES:
+            out.append(_ESCAPES[ch])
+        elif ch < " " or ch == "\x7f":
+            out.append(f"\\u{ord(ch):04x}")
+        else:
+            out.append(ch)
+    return '"' + "".join(out) + '"'
+
+
+def _comment(text: str | None) -> list[str]:
+    return [f"# {text}"] if text else []
+
+
+def config_to_toml(config: Config, *, comments: bool = True) -> str:
+    """The configuration as a TOML document that loads back to ``config``."""
+
+    def note(key: str, table: dict[str, str]) -> list[str]:
+        return _comment(table.get(key)) if comments else []
+
+    data = config_to_dict(config)
+    lines: list[str] = [_HEADER] if comments else []
+    lines += [*note("version", _COMMENTS), f"version = {_toml_value(data.pop('version'))}"]
+    for section, table in data.items():
+        lines += ["", *note(section, _SECTION_COMMENTS), f"[{section}]"]
+        nested: list[tuple[str, dict[str, Any]]] = []
+        for key, value in table.items():
+            if isinstance(value, dict):
+                nested.append((key, value))
+                continue
+            lines += [*note(f"{section}.{key}", _COMMENTS), f"{key} = {_toml_value(value)}"]
+        for key, entries in nested:
+            name = f"{section}.{key}"
+            lines += ["", *note(name, _SECTION_COMMENTS), f"[{name}]"]
+            for entry, value in entries.items():
+                lines += [*note(f"{name}.{entry}", _COMMENTS), f"{entry} = {_toml_value(value)}"]
+    return "\n".join(lines) + "\n"
+
+
+def default_config_toml() -> str:
+    """A complete, commented ``config.toml`` with every key at its default."""
+    return config_to_toml(Config())

@@ -1,0 +1,180 @@
+"""The configuration as frozen data: every section and key of spec 000 (設定ファイル構造).
+
+Defaults follow the spec, with two deliberate departures so kioku runs offline out of the
+box: ``embedding.provider`` and ``llm.provider`` default to ``"offline"`` (the spec's
+defaults, OpenAI embeddings and an Anthropic model, need an API key and the network).
+The sections ``store`` and ``scope`` are kioku additions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Literal
+
+__all__ = [
+    "ArchiveConfig",
+    "CategoryRange",
+    "CompressionConfig",
+    "Config",
+    "EmbeddingConfig",
+    "LevelsConfig",
+    "LlmConfig",
+    "ProtectionConfig",
+    "RecallConfig",
+    "RelationsConfig",
+    "ResonanceConfig",
+    "RetentionConfig",
+    "RetrievalConfig",
+    "ScopeConfig",
+    "StoreConfig",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class CategoryRange:
+    """The decay-coefficient range of one category; intensity places a memory inside it."""
+
+    min: float
+    max: float
+
+
+def _default_categories() -> MappingProxyType[str, CategoryRange]:
+    return MappingProxyType(
+        {
+            "casual": CategoryRange(0.70, 0.80),
+            "work": CategoryRange(0.85, 0.92),
+            "decision": CategoryRange(0.93, 0.97),
+            "emotional": CategoryRange(0.98, 0.999),
+        }
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class RetentionConfig:
+    base_decay_coefficient: float = 0.995
+    decay_by_category: MappingProxyType[str, CategoryRange] = field(
+        default_factory=_default_categories
+    )
+    max_decay_coefficient: float = 0.999
+
+
+@dataclass(frozen=True, slots=True)
+class LevelsConfig:
+    level1_threshold: float = 50.0
+    level2_threshold: float = 20.0
+    level3_threshold: float = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class RecallConfig:
+    decay_coefficient_boost: float = 0.02
+    #: The share of ``memory_days`` removed by a recall (0.5 halves it).
+    memory_days_reduction: float = 0.5
+    recall_count_weight: float = 0.1
+
+
+@dataclass(frozen=True, slots=True)
+class ResonanceConfig:
+    valence_match_bonus: float = 0.3
+    arousal_proximity_bonus: float = 0.2
+    tags_overlap_weight: float = 0.5
+    priority_weight_alpha: float = 0.3
+
+
+@dataclass(frozen=True, slots=True)
+class CompressionConfig:
+    level1_ratio: float = 0.15
+    level2_ratio: float = 0.30
+    level3_ratio: float = 0.35
+    delete_ratio: float = 0.20
+    schedule_hour: int = 3
+    interval_hours: float = 24.0
+
+
+@dataclass(frozen=True, slots=True)
+class RelationsConfig:
+    score_proximity_threshold: float = 5.0
+    auto_link_similarity_threshold: float = 0.85
+    max_relations_per_memory: int = 10
+    relation_traversal_depth: int = 1
+    enable_auto_linking: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class RetrievalConfig:
+    top_k: int = 5
+    relevance_threshold: float = 5.0
+
+
+@dataclass(frozen=True, slots=True)
+class ArchiveConfig:
+    enable_archive_recall: bool = True
+    revival_decay_per_day: float = 0.995
+    revival_min_margin: float = 3.0
+    auto_delete_enabled: bool = False
+    retention_days: int = 365
+    delete_require_zero_recall: bool = True
+    delete_max_intensity: int = 20
+    delete_condition_mode: Literal["AND", "OR"] = "AND"
+
+
+@dataclass(frozen=True, slots=True)
+class ProtectionConfig:
+    max_protected_memories: int = 50
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddingConfig:
+    provider: str = "offline"
+    model: str = "default"
+    dimensions: int = 256
+    base_url: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class LlmConfig:
+    provider: str = "offline"
+    model: str = "default"
+    base_url: str = ""
+    temperature: float = 0.0
+    max_tokens: int = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class StoreConfig:
+    """Where memories live. ``sqlite`` keeps them in ``$KIOKU_HOME/memories.db``."""
+
+    backend: Literal["sqlite"] = "sqlite"
+    busy_timeout_ms: int = 30_000
+
+
+@dataclass(frozen=True, slots=True)
+class ScopeConfig:
+    """The owner of memories when a caller does not name one (the single-user case)."""
+
+    user_id: str = "default"
+    agent_id: str = "default"
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    version: str = "1.0.0"
+    retention: RetentionConfig = field(default_factory=RetentionConfig)
+    levels: LevelsConfig = field(default_factory=LevelsConfig)
+    recall: RecallConfig = field(default_factory=RecallConfig)
+    resonance: ResonanceConfig = field(default_factory=ResonanceConfig)
+    compression: CompressionConfig = field(default_factory=CompressionConfig)
+    relations: RelationsConfig = field(default_factory=RelationsConfig)
+    retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
+    archive: ArchiveConfig = field(default_factory=ArchiveConfig)
+    protection: ProtectionConfig = field(default_factory=ProtectionConfig)
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    llm: LlmConfig = field(default_factory=LlmConfig)
+    store: StoreConfig = field(default_factory=StoreConfig)
+    scope: ScopeConfig = field(default_factory=ScopeConfig)
+
+    @property
+    def categories(self) -> tuple[str, ...]:
+        """The categories a memory may have: the keys of ``retention.decay_by_category``."""
+        return tuple(self.retention.decay_by_category)

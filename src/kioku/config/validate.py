@@ -1,0 +1,392 @@
+"""Turn a raw, partial configuration mapping into the frozen :class:`~kioku.config.schema.Config`.
+
+``raw`` holds only what the user set (a parsed file merged with environment overrides);
+everything else keeps its default. Every problem raises :class:`~kioku.errors.ConfigError`
+naming the dotted key, the value, where it came from and what is allowed. The first
+problem found wins: unknown keys and wrong types while walking ``raw`` in order, then
+per-key ranges, then the rules that tie several keys together.
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+from functools import cache
+from types import MappingProxyType
+from typing import Any, Literal, NoReturn, get_args, get_origin, get_type_hints
+
+from kioku.config.render import config_to_dict
+from kioku.config.schema import CategoryRange, Config, RetentionConfig
+from kioku.errors import ConfigError
+
+__all__ = ["CATEGORY_NAME_PATTERN", "is_string_key", "validate_config"]
+
+#: A category name: lower-case ASCII, starting with a letter, at most 32 characters.
+CATEGORY_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
+_CATEGORY_NAME = re.compile(CATEGORY_NAME_PATTERN)
+_CATEGORIES = "retention.decay_by_category"
+_RATIOS = ("level1_ratio", "level2_ratio", "level3_ratio", "delete_ratio")
+_LEVELS = ("level1_threshold", "level2_threshold", "level3_threshold")
+_RATIO_TOLERANCE = 1e-6
+
+
+@dataclass(frozen=True, slots=True)
+class _Bound:
+    """A closed or open interval; ``None`` leaves that side unbounded."""
+
+    low: float | None = None
+    high: float | None = None
+    low_open: bool = False
+    high_open: bool = False
+
+    def contains(self, value: float) -> bool:
+        if self.low is not None and (value <= self.low if self.low_open else value < self.low):
+            return False
+        return not (
+            self.high is not None and (value >= self.high if self.high_open else value > self.high)
+        )
+
+    def describe(self) -> str:
+        def num(x: float) -> str:
+            return str(int(x)) if float(x).is_integer() else repr(x)
+
+        left = "" if self.low is None else f"{num(self.low)} {'<' if self.low_open else '<='} "
+        right = "" if self.high is None else f" {'<' if self.high_open else '<='} {num(self.high)}"
+        if self.low is not None and self.high is None:
+            return f"value {'>' if self.low_open else '>='} {num(self.low)}"
+        return f"{left}value{right}"
+
+
+_DECAY = _Bound(0, 1, low_open=True, high_open=True)
+_UNIT = _Bound(0, 1)
+_NON_NEGATIVE = _Bound(0)
+_PERCENT = _Bound(0, 100)
+
+#: Range rules by dotted key (numbers) — keys not listed accept any value of their type.
+_BOUNDS: Mapping[str, _Bound] = {
+    "retention.base_decay_coefficient": _DECAY,
+    "retention.max_decay_coefficient": _DECAY,
+    **{f"levels.{k}": _PERCENT for k in _LEVELS},
+    "recall.decay_coefficient_boost": _Bound(0, 1, high_open=True),
+    "recall.memory_days_reduction": _UNIT,
+    "recall.recall_count_weight": _NON_NEGATIVE,
+    "resonance.valence_match_bonus": _NON_NEGATIVE,
+    "resonance.arousal_proximity_bonus": _NON_NEGATIVE,
+    "resonance.tags_overlap_weight": _NON_NEGATIVE,
+    "resonance.priority_weight_alpha": _NON_NEGATIVE,
+    **{f"compression.{k}": _UNIT for k in _RATIOS},
+    "compression.schedule_hour": _Bound(0, 23),
+    "compression.interval_hours": _Bound(0, low_open=True),
+    "relations.score_proximity_threshold": _NON_NEGATIVE,
+    "relations.auto_link_similarity_threshold": _Bound(-1, 1),
+    "relations.max_relations_per_memory": _NON_NEGATIVE,
+    "relations.relation_traversal_depth": _Bound(0, 10),
+    "retrieval.top_k": _Bound(1, 1000),
+    "retrieval.relevance_threshold": _NON_NEGATIVE,
+    "archive.revival_decay_per_day": _Bound(0, 1, low_open=True),
+    "archive.revival_min_margin": _NON_NEGATIVE,
+    "archive.retention_days": _NON_NEGATIVE,
+    "archive.delete_max_intensity": _PERCENT,
+    "protection.max_protected_memories": _NON_NEGATIVE,
+    "embedding.dimensions": _Bound(1, 65536),
+    "llm.temperature": _Bound(0, 2),
+    "llm.max_tokens": _Bound(1),
+    "store.busy_timeout_ms": _Bound(0, 600_000),
+}
+
+#: String keys that must not be empty (nor only whitespace).
+_NON_EMPTY = frozenset(
+    {
+        "embedding.provider",
+        "embedding.model",
+        "llm.provider",
+        "llm.model",
+        "scope.user_id",
+        "scope.agent_id",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _Schema:
+    sections: Mapping[str, type[Any]]  # section name -> dataclass
+    kinds: Mapping[str, Any]  # dotted leaf key -> float | int | bool | str | tuple of choices
+    all_keys: tuple[str, ...]  # every dotted key, for suggestions
+
+
+@cache
+def _schema() -> _Schema:
+    hints = get_type_hints(Config)
+    sections: dict[str, type[Any]] = {}
+    kinds: dict[str, Any] = {"version": str}
+    for f in fields(Config):
+        if f.name == "version":
+            continue
+        cls = hints[f.name]
+        sections[f.name] = cls
+        for name, hint in get_type_hints(cls).items():
+            if get_origin(hint) is Literal:
+                kinds[f"{f.name}.{name}"] = get_args(hint)
+            elif hint is MappingProxyType or get_origin(hint) is MappingProxyType:
+                kinds[f"{f.name}.{name}"] = CategoryRange
+            else:
+                kinds[f"{f.name}.{name}"] = hint
+    return _Schema(MappingProxyType(sections), MappingProxyType(kinds), tuple(kinds))
+
+
+def is_string_key(dotted: str) -> bool:
+    """Whether ``dotted`` names a text key (so an environment value is taken verbatim)."""
+    kind = _schema().kinds.get(dotted)
+    return kind is str or isinstance(kind, tuple)
+
+
+def _bound(key: str) -> _Bound | None:
+    if key.startswith(_CATEGORIES + "."):
+        return _DECAY
+    return _BOUNDS.get(key)
+
+
+def _describe(kind: Any, key: str) -> str:
+    if kind is bool:
+        return "true or false"
+    if isinstance(kind, tuple):
+        return "one of " + ", ".join(repr(c) for c in kind) + " (any case)"
+    if kind is str:
+        return "a non-empty string" if key in _NON_EMPTY else "a string"
+    noun = "an integer" if kind is int else "a number"
+    bound = _bound(key)
+    return f"{noun} with {bound.describe()}" if bound else noun
+
+
+def _type_hint(value: object) -> str:
+    if isinstance(value, bool):
+        return "got a boolean, which is never a number here"
+    if isinstance(value, str):
+        return "got a string; write numbers without quotes"
+    return f"got a {type(value).__name__}"
+
+
+class _Validator:
+    def __init__(self, raw: Mapping[str, Any], source_of: Callable[[str], str] | None) -> None:
+        self.raw = raw
+        self.source_of = source_of
+        self.set_keys: set[str] = set()  # dotted keys the user set (for blame in cross checks)
+
+    # -- errors ---------------------------------------------------------------------------
+
+    def source(self, key: str) -> str | None:
+        return self.source_of(key) if self.source_of else None
+
+    def fail(self, key: str, value: object, allowed: str, hint: str | None = None) -> NoReturn:
+        raise ConfigError(key, value, allowed, source=self.source(key), hint=hint)
+
+    def unknown(self, key: str, value: object, known: list[str], where: str) -> NoReturn:
+        leaf = key.rsplit(".", 1)[-1].lower()
+        prefix = key.rsplit(".", 1)[0] + "." if "." in key else ""
+        close = difflib.get_close_matches(leaf, known, n=1, cutoff=0.6)
+        if close:
+            hint = f"did you mean {prefix}{close[0]}?"
+        else:
+            elsewhere = [k for k in _schema().all_keys if k.rsplit(".", 1)[-1] == leaf]
+            anywhere = elsewhere or difflib.get_close_matches(key.lower(), _schema().all_keys, n=1)
+            hint = (
+                f"did you mean {anywhere[0]}?"
+                if anywhere
+                else "remove it; `kioku config show` lists every key"
+            )
+        self.fail(key, value, f"a known key of {where}: {', '.join(known)}", hint)
+
+    # -- leaves ---------------------------------------------------------------------------
+
+    def leaf(self, key: str, value: object, kind: Any) -> Any:
+        allowed = _describe(kind, key)
+        if kind is bool:
+            if not isinstance(value, bool):
+                self.fail(key, value, allowed)
+            return value
+        if isinstance(kind, tuple):
+            if isinstance(value, str):
+                for choice in kind:
+                    if value.casefold() == str(choice).casefold():
+                        return choice
+            postgres = str(value).lower().startswith("postg")
+            self.fail(key, value, allowed, "postgres is not supported yet" if postgres else None)
+        if kind is str:
+            if not isinstance(value, str) or (key in _NON_EMPTY and not value.strip()):
+                self.fail(key, value, allowed)
+            return value
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.fail(key, value, allowed, _type_hint(value))
+        number: float | int
+        if kind is int:
+            if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+                self.fail(key, value, allowed, "got a number with a fraction")
+            number = int(value)
+        else:
+            try:
+                number = float(value)
+            except OverflowError:
+                self.fail(key, value, allowed, "the number is too large")
+            if not math.isfinite(number):
+                self.fail(key, value, allowed, "got a non-finite number")
+        bound = _bound(key)
+        if bound is not None and not bound.contains(number):
+            self.fail(key, value, allowed)
+        return number
+
+    # -- walking raw ----------------------------------------------------------------------
+
+    def run(self) -> Config:
+        schema = _schema()
+        defaults = config_to_dict(Config())
+        flat: dict[str, Any] = {}
+        for section, table in defaults.items():
+            if isinstance(table, dict):
+                flat.update({f"{section}.{k}": v for k, v in table.items()})
+            else:
+                flat[section] = table
+        cats: dict[str, dict[str, float]] = {
+            name: dict(r) for name, r in defaults["retention"]["decay_by_category"].items()
+        }
+        if not isinstance(self.raw, Mapping):
+            self.fail("(top level)", self.raw, "a table of sections")
+        for name, table in self.raw.items():
+            if name == "version":
+                flat[name] = self.leaf(name, table, str)
+                self.set_keys.add(name)
+            elif name not in schema.sections:
+                self.unknown(str(name), table, ["version", *schema.sections], "the top level")
+            elif not isinstance(table, Mapping):
+                self.fail(name, table, f"a table of keys, like [{name}]")
+            else:
+                self.section(name, table, flat, cats)
+        self.cross_checks(flat, cats)
+        return self.build(flat, cats)
+
+    def section(
+        self,
+        name: str,
+        table: Mapping[str, Any],
+        flat: dict[str, Any],
+        cats: dict[str, dict[str, float]],
+    ) -> None:
+        kinds = _schema().kinds
+        for key, value in table.items():
+            dotted = f"{name}.{key}"
+            kind = kinds.get(dotted)
+            if kind is None:
+                known = [k[len(name) + 1 :] for k in kinds if k.startswith(f"{name}.")]
+                self.unknown(dotted, value, known, f"[{name}]")
+            if kind is CategoryRange:
+                self.categories(value, cats)
+            else:
+                flat[dotted] = self.leaf(dotted, value, kind)
+                self.set_keys.add(dotted)
+
+    def categories(self, table: object, cats: dict[str, dict[str, float]]) -> None:
+        if not isinstance(table, Mapping):
+            self.fail(_CATEGORIES, table, "a table of categories, each { min = ..., max = ... }")
+        for name, entry in table.items():
+            key = f"{_CATEGORIES}.{name}"
+            if not isinstance(name, str) or not _CATEGORY_NAME.match(name):
+                self.fail(key, name, f"a category name matching {CATEGORY_NAME_PATTERN}")
+            if not isinstance(entry, Mapping):
+                self.fail(key, entry, "a table { min = ..., max = ... }")
+            bounds = dict(cats.get(name, {}))
+            for bound, value in entry.items():
+                if bound not in ("min", "max"):
+                    self.unknown(f"{key}.{bound}", value, ["min", "max"], f"[{key}]")
+                bounds[bound] = self.leaf(f"{key}.{bound}", value, float)
+                self.set_keys.add(f"{key}.{bound}")
+            if set(bounds) != {"min", "max"}:
+                self.fail(key, dict(entry), "a table with both min and max (a new category)")
+            cats[name] = bounds
+
+    # -- rules across keys ----------------------------------------------------------------
+
+    def blame(self, *keys: str) -> str:
+        """The first of ``keys`` that the user set, else the first key."""
+        return next((k for k in keys if k in self.set_keys), keys[0])
+
+    def cross_checks(self, flat: dict[str, Any], cats: dict[str, dict[str, float]]) -> None:
+        top_key = "retention.max_decay_coefficient"
+        top = flat[top_key]
+        for name, b in cats.items():
+            lo, hi = f"{_CATEGORIES}.{name}.min", f"{_CATEGORIES}.{name}.max"
+            if b["min"] > b["max"]:
+                if self.blame(lo, hi) == lo:
+                    self.fail(lo, b["min"], f"a value at most {hi} ({b['max']!r})")
+                self.fail(hi, b["max"], f"a value at least {lo} ({b['min']!r})")
+            if b["max"] > top and self.blame(hi, top_key) == hi:
+                self.fail(hi, b["max"], f"a value at most {top_key} ({top!r})")
+        highest = max(cats, key=lambda n: cats[n]["max"])
+        if cats[highest]["max"] > top:
+            hi = f"{_CATEGORIES}.{highest}.max"
+            self.fail(top_key, top, f"a value at least {hi} ({cats[highest]['max']!r})")
+        self.check_levels(flat)
+        self.check_ratios(flat)
+
+    def check_levels(self, flat: dict[str, Any]) -> None:
+        rule = (
+            "; level thresholds must descend: "
+            "0 <= level3_threshold < level2_threshold < level1_threshold <= 100"
+        )
+        keys = [f"levels.{k}" for k in _LEVELS]
+        for upper, lower in ((keys[0], keys[1]), (keys[1], keys[2])):
+            if flat[lower] >= flat[upper]:
+                key = self.blame(lower, upper)
+                if key == lower:
+                    allowed = f"a value below {upper} ({flat[upper]!r})"
+                else:
+                    allowed = f"a value above {lower} ({flat[lower]!r})"
+                self.fail(key, flat[key], allowed + rule)
+
+    def check_ratios(self, flat: dict[str, Any]) -> None:
+        keys = [f"compression.{k}" for k in _RATIOS]
+        values = [float(flat[k]) for k in keys]
+        total = math.fsum(values)
+        if abs(total - 1.0) <= _RATIO_TOLERANCE:
+            return
+        terms = " + ".join(f"{k.split('.')[1]} {v!r}" for k, v in zip(keys, values, strict=True))
+        blamed = self.blame(*reversed(keys))
+        fix = float(flat[blamed]) - (total - 1.0)
+        hint = "make the four ratios add up to 1"
+        if 0.0 <= fix <= 1.0:
+            hint += f", e.g. {blamed} = {round(fix, 9)!r}"
+        sources = [self.source(k) for k in keys if k in self.set_keys] or [self.source(keys[0])]
+        raise ConfigError(
+            "compression.level1_ratio + level2_ratio + level3_ratio + delete_ratio",
+            round(total, 9),
+            f"a sum of 1 (within {_RATIO_TOLERANCE:g}); got {terms} = {round(total, 9)!r}",
+            source=", ".join(dict.fromkeys(s for s in sources if s)) or None,
+            hint=hint,
+        )
+
+    # -- building -------------------------------------------------------------------------
+
+    def build(self, flat: dict[str, Any], cats: dict[str, dict[str, float]]) -> Config:
+        kwargs: dict[str, Any] = {"version": flat["version"]}
+        for section, cls in _schema().sections.items():
+            values: dict[str, Any] = {}
+            for f in fields(cls):
+                if cls is RetentionConfig and f.name == "decay_by_category":
+                    ranges = {n: CategoryRange(b["min"], b["max"]) for n, b in cats.items()}
+                    values[f.name] = MappingProxyType(ranges)
+                else:
+                    values[f.name] = flat[f"{section}.{f.name}"]
+            kwargs[section] = cls(**values)
+        return Config(**kwargs)
+
+
+def validate_config(
+    raw: Mapping[str, Any], source_of: Callable[[str], str] | None = None
+) -> Config:
+    """Validate ``raw`` (the user's partial settings) over the defaults into a :class:`Config`.
+
+    ``source_of(dotted_key)`` says where a key's value came from (``"file:..."``,
+    ``"env:..."``); it only feeds error messages.
+    """
+    return _Validator(raw, source_of).run()

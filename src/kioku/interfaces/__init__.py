@@ -1,0 +1,1 @@
+"""Interfaces: the CLI now; hooks, MCP and HTTP later. They parse, call the service, render."""

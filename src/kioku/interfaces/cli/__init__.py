@@ -1,0 +1,1 @@
+"""The ``kioku`` command line."""

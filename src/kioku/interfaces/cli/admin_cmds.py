@@ -1,0 +1,208 @@
+"""Commands on the whole store: init, stats, doctor, backup."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kioku.config import default_config_toml, load_config
+from kioku.errors import ConfigError, KiokuError
+from kioku.interfaces.cli.render import echo_json
+from kioku.interfaces.cli.state import CliState
+from kioku.service.kioku import DB_FILENAME
+
+__all__ = ["COMMANDS"]
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+
+
+def _human_size(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{size} B"
+
+
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+
+
+@click.command("init")
+@json_option
+@click.pass_obj
+def init_cmd(state: CliState, as_json: bool) -> None:
+    """Create the home directory, a commented config.toml and the database.
+
+    Safe to run again: what exists is kept.
+    """
+    home = state.home
+    created_home = not home.exists()
+    home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    config_file = home / "config.toml"
+    created_config = False
+    if state.config_path is None and not config_file.exists():
+        _write_private(config_file, default_config_toml())
+        created_config = True
+    with state.open() as kioku:
+        version = kioku.check().schema_version
+    if as_json:
+        echo_json(
+            {
+                "home": str(home),
+                "config": str(state.config_path or config_file),
+                "database": str(home / DB_FILENAME),
+                "schema_version": version,
+                "created_home": created_home,
+                "created_config": created_config,
+            }
+        )
+        return
+    click.echo(f"home      {home}{'  (created)' if created_home else ''}")
+    click.echo(
+        f"config    {state.config_path or config_file}{'  (created)' if created_config else ''}"
+    )
+    click.echo(f"database  {home / DB_FILENAME}  (schema version {version})")
+
+
+@click.command("stats")
+@json_option
+@click.pass_obj
+def stats_cmd(state: CliState, as_json: bool) -> None:
+    """Count memories per level and category; show protection and database size."""
+    with state.open() as kioku:
+        stats = kioku.stats()
+        db_path = kioku.db_path
+    s = stats.store
+    data: dict[str, Any] = {
+        "total": s.total,
+        "active": s.total - s.archived,
+        "archived": s.archived,
+        "by_level": {str(level): s.by_level.get(level, 0) for level in (1, 2, 3, 4)},
+        "by_category": dict(sorted(s.by_category.items())),
+        "protected": s.protected,
+        "max_protected": stats.max_protected,
+        "revival_requested": s.revival_requested,
+        "database": {"path": str(db_path) if db_path else None, "size_bytes": s.size_bytes},
+        "user_id": stats.user_id,
+        "agent_id": stats.agent_id,
+    }
+    if as_json:
+        echo_json(data)
+        return
+    levels = "  ".join(f"L{k} {v}" for k, v in data["by_level"].items())
+    cats = "  ".join(f"{k} {v}" for k, v in data["by_category"].items()) or "-"
+    click.echo(f"memories    {s.total} (active {data['active']}, archived {s.archived})")
+    click.echo(f"by level    {levels}")
+    click.echo(f"by category {cats}")
+    click.echo(f"protected   {s.protected} of at most {stats.max_protected}")
+    click.echo(f"revivals    {s.revival_requested} requested")
+    click.echo(f"database    {db_path}  ({_human_size(s.size_bytes)})")
+
+
+def _mode_problem(path: Path, allowed: int) -> str | None:
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & ~allowed & 0o077:
+        return (
+            f"{path} has mode {mode:o}: others can read it; "
+            f"run `chmod {allowed:o} {path}` to make it owner-only"
+        )
+    return None
+
+
+@click.command("doctor")
+@json_option
+@click.pass_obj
+def doctor_cmd(state: CliState, as_json: bool) -> None:
+    """Check the configuration, file permissions, schema version and database integrity.
+
+    Exits 0 when everything is ok, 1 when a problem is found.
+    """
+    checks: list[dict[str, Any]] = []
+
+    def add(name: str, ok: bool, detail: str) -> None:
+        checks.append({"name": name, "ok": ok, "detail": detail})
+
+    home = state.home
+    schema: int | None = None
+    try:
+        loaded = load_config(home=home, path=state.config_path)
+        add("config", True, str(loaded.path) if loaded.path else "defaults (no config file)")
+    except ConfigError as err:
+        add("config", False, str(err))
+    if not home.is_dir():
+        add("home", False, f"{home} does not exist; run `kioku init`")
+    else:
+        problem = _mode_problem(home, 0o700)
+        add("home", problem is None, problem or f"{home} (owner-only)")
+        db = home / DB_FILENAME
+        if not db.exists():
+            add("database", False, f"{db} does not exist yet; run `kioku init`")
+        else:
+            try:
+                with state.open() as kioku:
+                    report = kioku.check()
+                schema = report.schema_version
+                add(
+                    "schema",
+                    report.schema_version == report.expected_schema_version,
+                    f"version {report.schema_version} (expected {report.expected_schema_version})",
+                )
+                add(
+                    "integrity",
+                    report.ok,
+                    "ok" if report.ok else "; ".join(report.problems),
+                )
+            except KiokuError as err:
+                add("database", False, str(err))
+    ok = all(c["ok"] for c in checks)
+    if as_json:
+        echo_json({"ok": ok, "home": str(home), "schema_version": schema, "checks": checks})
+    else:
+        for c in checks:
+            click.echo(f"{'ok     ' if c['ok'] else 'PROBLEM'}  {c['name']:<10} {c['detail']}")
+        click.echo("all checks passed" if ok else "problems found")
+    if not ok:
+        raise click.exceptions.Exit(1)
+
+
+@click.command("backup")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--force", is_flag=True, help="Overwrite PATH if it exists.")
+@json_option
+@click.pass_obj
+def backup_cmd(state: CliState, path: Path, force: bool, as_json: bool) -> None:
+    """Write a consistent copy of the database to PATH, safe while others write.
+
+    If PATH is a directory the copy is named memories-YYYYMMDD-HHMMSS.db inside it.
+    Restore by stopping kioku and copying the file back to the home's memories.db.
+    """
+    with state.open() as kioku:
+        target = path.expanduser()
+        if target.is_dir():
+            stamp = kioku.clock.now().strftime("%Y%m%d-%H%M%S")
+            target = target / f"memories-{stamp}.db"
+        if target.exists():
+            if not force:
+                raise click.BadParameter(
+                    f"{target} already exists; choose another path or pass --force",
+                    param_hint="PATH",
+                )
+            target.unlink()
+        kioku.backup(target)
+        count = kioku.count()
+    size = target.stat().st_size
+    if as_json:
+        echo_json({"path": str(target), "size_bytes": size, "memories": count})
+    else:
+        click.echo(f"backed up {count} memories to {target} ({_human_size(size)})")
+
+
+COMMANDS = [init_cmd, stats_cmd, doctor_cmd, backup_cmd]

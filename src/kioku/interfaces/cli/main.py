@@ -1,0 +1,90 @@
+"""The ``kioku`` entry point: global options, command registry and error handling."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from kioku import __version__
+from kioku.errors import KiokuError
+from kioku.interfaces.cli import admin_cmds, memory_cmds
+from kioku.interfaces.cli.config_cmds import config_group
+from kioku.interfaces.cli.state import CliState
+
+__all__ = ["cli", "main"]
+
+CONTEXT_SETTINGS = {"help_option_names": ["-h", "--help"], "max_content_width": 100}
+
+
+@click.group(context_settings=CONTEXT_SETTINGS)
+@click.option(
+    "--home",
+    type=click.Path(path_type=Path, file_okay=False),
+    envvar="KIOKU_HOME",
+    help="Home directory with config.toml and memories.db [env KIOKU_HOME; default ~/.kioku].",
+)
+@click.option(
+    "--config",
+    "config_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    envvar="KIOKU_CONFIG",
+    help="Config file, TOML or .json [env KIOKU_CONFIG; default HOME/config.toml].",
+)
+@click.option(
+    "--user", "user_id", metavar="ID", help="Owner of the memories (default from config)."
+)
+@click.option("--agent", "agent_id", metavar="ID", help="Agent the memories belong to.")
+@click.version_option(__version__, "-V", "--version", prog_name="kioku")
+@click.pass_context
+def cli(
+    ctx: click.Context,
+    home: Path | None,
+    config_path: Path | None,
+    user_id: str | None,
+    agent_id: str | None,
+) -> None:
+    """kioku (記憶): long-term memory that remembers and forgets the way people do.
+
+    Emotional moments last, small talk fades, what is recalled gets stronger. Everything
+    runs offline on an embedded SQLite store in the home directory.
+
+    Exit codes: 0 success, 1 runtime error (e.g. locked or corrupt database, unknown id),
+    2 bad input (usage, validation, configuration).
+    """
+    ctx.obj = CliState(home, config_path, user_id, agent_id)
+
+
+for _command in [*admin_cmds.COMMANDS, *memory_cmds.COMMANDS, config_group]:
+    cli.add_command(_command)
+
+
+def _fail(message: str, code: int) -> None:
+    click.echo(f"kioku: error: {message}", err=True)
+    sys.exit(code)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; errors become one line on stderr and an exit code."""
+    try:
+        code = cli.main(args=argv, prog_name="kioku", standalone_mode=False)
+    except click.exceptions.Abort:
+        _fail("aborted", 130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except KiokuError as exc:
+        _fail(str(exc), exc.exit_code)
+    except KeyboardInterrupt:
+        _fail("interrupted", 130)
+    except BrokenPipeError:
+        sys.stderr.close()
+        sys.exit(1)
+    except Exception as exc:
+        if os.environ.get("KIOKU_DEBUG"):
+            raise
+        _fail(f"internal error: {type(exc).__name__}: {exc} (set KIOKU_DEBUG=1 for details)", 1)
+    else:
+        sys.exit(code if isinstance(code, int) else 0)

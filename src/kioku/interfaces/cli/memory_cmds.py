@@ -1,0 +1,275 @@
+"""Commands on single memories: add, list, show, protect, unprotect, forget."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import click
+
+from kioku.core.model import ALL_TAGS, Memory
+from kioku.core.serialize import explanation_to_dict, memory_to_dict
+from kioku.core.timefmt import format_ts, parse_ts
+from kioku.errors import ValidationError
+from kioku.interfaces.cli.render import echo_json, excerpt, table
+from kioku.interfaces.cli.state import CliState
+
+__all__ = ["COMMANDS"]
+
+_FLAG_OF = {
+    "emotional_intensity": "--intensity",
+    "emotional_arousal": "--arousal",
+    "emotional_valence": "--valence",
+    "emotional_tags": "--tags",
+    "category": "--category",
+    "keywords": "--keywords",
+    "trigger": "--trigger",
+    "content": "--content",
+}
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+
+
+def _split(values: tuple[str, ...]) -> list[str]:
+    """Values given as repeated options and/or comma-separated lists."""
+    out: list[str] = []
+    for value in values:
+        out.extend(part.strip() for part in value.replace("、", ",").split(","))
+    return [v for v in out if v]
+
+
+def _with_flag_hint(err: ValidationError) -> ValidationError:
+    flag = _FLAG_OF.get(err.field)
+    if flag and not err.hint:
+        err.hint = f"fix the value of {flag}"
+    return err
+
+
+@click.command("add")
+@click.option("--trigger", required=True, help="What prompted the memory (the user's words).")
+@click.option("--content", required=True, help="The memory itself (the reaction, the details).")
+@click.option("--intensity", type=int, required=True, help="Emotional intensity, 0-100.")
+@click.option(
+    "--category",
+    required=True,
+    help="Context category: casual, work, decision, emotional (or one added in the config).",
+)
+@click.option(
+    "--valence",
+    default="neutral",
+    show_default=True,
+    help="Emotional valence: positive, negative or neutral.",
+)
+@click.option("--arousal", type=int, default=50, show_default=True, help="Arousal, 0-100.")
+@click.option(
+    "--tags",
+    multiple=True,
+    help=f"Emotion tags, comma-separated or repeated. Allowed: {', '.join(sorted(ALL_TAGS))}.",
+)
+@click.option("--keywords", multiple=True, help="Keywords, comma-separated or repeated.")
+@click.option("--protected", is_flag=True, help="Protect it from compression and deletion.")
+@click.option(
+    "--at", "at", metavar="ISO", help="When it happened (ISO 8601; no offset = local time)."
+)
+@click.option("--session", "session_id", metavar="ID", help="Session the memory came from.")
+@json_option
+@click.pass_obj
+def add_cmd(
+    state: CliState,
+    trigger: str,
+    content: str,
+    intensity: int,
+    category: str,
+    valence: str,
+    arousal: int,
+    tags: tuple[str, ...],
+    keywords: tuple[str, ...],
+    protected: bool,
+    at: str | None,
+    session_id: str | None,
+    as_json: bool,
+) -> None:
+    """Store a memory you describe yourself.
+
+    The decay coefficient, initial memory_days and retention score are derived as the
+    spec says; the new memory starts at Level 1.
+    """
+    with state.open() as kioku:
+        created: datetime | None = None
+        if at is not None:
+            try:
+                created = parse_ts(at, kioku.clock.tz)
+            except ValueError as exc:
+                raise click.BadParameter(
+                    f"{exc}; use e.g. 2025-01-15T14:30:52+09:00", param_hint="--at"
+                ) from None
+        try:
+            memory = kioku.remember(
+                trigger,
+                content,
+                intensity=intensity,
+                category=category,
+                valence=valence,
+                arousal=arousal,
+                tags=_split(tags),
+                keywords=_split(keywords),
+                protected=protected,
+                at=created,
+                session_id=session_id,
+            )
+        except ValidationError as err:
+            raise _with_flag_hint(err) from None
+        if as_json:
+            echo_json(memory_to_dict(memory))
+        else:
+            click.echo(memory.id)
+
+
+def _row(m: Memory) -> list[str]:
+    return [
+        m.id,
+        format_ts(m.created)[:16].replace("T", " "),
+        f"L{m.current_level}",
+        m.category,
+        str(m.emotional_intensity),
+        f"{m.retention_score:.1f}",
+        "P" if m.protected else "",
+        excerpt(m.trigger, 48),
+    ]
+
+
+@click.command("list")
+@click.option(
+    "--level", type=click.IntRange(1, 4), multiple=True, help="Only these levels (repeatable)."
+)
+@click.option("--category", multiple=True, help="Only these categories (repeatable).")
+@click.option("--archived", is_flag=True, help="Show archived memories (Level 4) instead.")
+@click.option("--all", "show_all", is_flag=True, help="Show active and archived memories.")
+@click.option(
+    "--protected/--unprotected",
+    "protected",
+    default=None,
+    help="Only protected (or only unprotected) memories.",
+)
+@click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
+@click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip this many first.")
+@json_option
+@click.pass_obj
+def list_cmd(
+    state: CliState,
+    level: tuple[int, ...],
+    category: tuple[str, ...],
+    archived: bool,
+    show_all: bool,
+    protected: bool | None,
+    limit: int,
+    offset: int,
+    as_json: bool,
+) -> None:
+    """List memories, newest first (active ones unless --archived or --all)."""
+    with state.open() as kioku:
+        memories = kioku.list(
+            level=level or None,
+            category=_split(category) or None,
+            archived=None if show_all else archived,
+            protected=protected,
+            limit=limit,
+            offset=offset,
+        )
+        if as_json:
+            echo_json([memory_to_dict(m) for m in memories])
+            return
+        if not memories:
+            click.echo("no memories match", err=True)
+            return
+        headers = ["ID", "CREATED", "LVL", "CATEGORY", "INT", "SCORE", "P", "TRIGGER"]
+        click.echo(table(headers, [_row(m) for m in memories]))
+
+
+@click.command("show")
+@click.argument("memory_id", metavar="ID")
+@json_option
+@click.pass_obj
+def show_cmd(state: CliState, memory_id: str, as_json: bool) -> None:
+    """Show every field of a memory and explain its retention."""
+    with state.open() as kioku:
+        memory = kioku.get(memory_id)
+        explained = kioku.explain(memory)
+    data = memory_to_dict(memory)
+    data["retention"] = explanation_to_dict(explained)
+    if as_json:
+        echo_json(data)
+        return
+    retention = data.pop("retention")
+    key_width = max(len(k) for k in data)
+    for key, value in data.items():
+        if key == "relations":
+            shown: object = ", ".join(f"{r['type']}→{r['id']}" for r in value)
+        elif isinstance(value, list):
+            shown = ", ".join(map(str, value))
+        elif isinstance(value, float):
+            shown = f"{value:.4f}".rstrip("0").rstrip(".")
+        else:
+            shown = value
+        click.echo(f"{key:<{key_width}}  {'-' if shown in (None, '') else shown}")
+    click.echo("")
+    click.echo("retention")
+    click.echo(
+        f"  score now   {retention['score_now']:.2f}  (stored by the last batch; "
+        "a new memory starts at its intensity)"
+    )
+    click.echo(f"  formula     {retention['formula']}")
+    click.echo(
+        f"  level       {retention['level']} ({retention['level_name']}); "
+        f"the score points at level {retention['level_by_score']}"
+    )
+    click.echo(f"  next batch  {retention['next_batch_at']}")
+    for step in retention["forecast"]:
+        click.echo(
+            f"  → L{step['level']} {step['level_name']:<8} in {step['days']:>4} day(s), "
+            f"at the batch of {step['at'][:10]} (score ≤ {step['score_at_or_below']:g})"
+        )
+    click.echo(f"  note        {retention['note']}")
+
+
+def _simple(name: str, verb: str, help_text: str) -> click.Command:
+    @click.command(name, help=help_text)
+    @click.argument("memory_id", metavar="ID")
+    @json_option
+    @click.pass_obj
+    def command(state: CliState, memory_id: str, as_json: bool) -> None:
+        with state.open() as kioku:
+            memory = getattr(kioku, name)(memory_id)
+        if as_json:
+            echo_json(memory_to_dict(memory))
+        else:
+            click.echo(f"{verb} {memory.id}")
+
+    return command
+
+
+protect_cmd = _simple(
+    "protect",
+    "protected",
+    "Protect a memory: it stays at its level and is never archived or deleted.",
+)
+unprotect_cmd = _simple(
+    "unprotect", "unprotected", "Remove the protection of a memory; it fades like any other."
+)
+
+
+@click.command("forget")
+@click.argument("memory_id", metavar="ID")
+@click.option("--force", is_flag=True, help="Erase it even if it is protected.")
+@json_option
+@click.pass_obj
+def forget_cmd(state: CliState, memory_id: str, force: bool, as_json: bool) -> None:
+    """Erase a memory completely, with every relation to or from it."""
+    with state.open() as kioku:
+        memory = kioku.forget(memory_id, force=force)
+    if as_json:
+        echo_json({"forgotten": memory.id})
+    else:
+        click.echo(f"forgot {memory.id}")
+
+
+COMMANDS = [add_cmd, list_cmd, show_cmd, protect_cmd, unprotect_cmd, forget_cmd]

@@ -1,0 +1,31 @@
+"""What the root command passes to every subcommand, and how they open the service."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from kioku.service.kioku import Kioku, resolve_home
+
+__all__ = ["CliState"]
+
+
+@dataclass(frozen=True, slots=True)
+class CliState:
+    home_arg: Path | None
+    config_path: Path | None
+    user_id: str | None
+    agent_id: str | None
+
+    @property
+    def home(self) -> Path:
+        return resolve_home(self.home_arg)
+
+    def open(self) -> Kioku:
+        """The service for this invocation (the store itself opens on first use)."""
+        return Kioku.open(
+            self.home_arg,
+            config_path=self.config_path,
+            user_id=self.user_id,
+            agent_id=self.agent_id,
+        )

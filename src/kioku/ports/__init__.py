@@ -1,0 +1,1 @@
+"""Ports: the Protocols the service talks to. Adapters implement them."""

@@ -1,0 +1,190 @@
+"""The Store port: how the service keeps memories, whatever the database.
+
+No adapter type (sqlite3, psycopg) appears here. Every adapter passes the same contract
+suite (``tests/contract``).
+"""
+
+from __future__ import annotations
+
+import builtins
+from collections.abc import Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, fields
+from datetime import datetime
+from enum import StrEnum
+from pathlib import Path
+from typing import Protocol, runtime_checkable
+
+from kioku.core.model import Embedding, Memory, Relation
+
+__all__ = [
+    "UNSET",
+    "IntegrityReport",
+    "MemoryFilter",
+    "MemoryPatch",
+    "Order",
+    "Store",
+    "StoreStats",
+    "Unset",
+]
+
+
+class Unset(StrEnum):
+    """Marker for "leave this field as it is" in a :class:`MemoryPatch`."""
+
+    UNSET = "unset"
+
+
+UNSET = Unset.UNSET
+
+
+class Order(StrEnum):
+    CREATED_DESC = "created_desc"
+    CREATED_ASC = "created_asc"
+    SCORE_DESC = "score_desc"
+    SCORE_ASC = "score_asc"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFilter:
+    """Which memories to read. ``None`` means "any" for every criterion.
+
+    ``user_id``/``agent_id`` scope the query; the service always sets them.
+    """
+
+    user_id: str | None = None
+    agent_id: str | None = None
+    levels: tuple[int, ...] | None = None
+    categories: tuple[str, ...] | None = None
+    archived: bool | None = None
+    protected: bool | None = None
+    recalled_since_last_batch: bool | None = None
+    revival_requested: bool | None = None
+    kind: str | None = None
+    session_id: str | None = None
+    created_after: datetime | None = None
+    created_before: datetime | None = None
+    limit: int | None = None
+    offset: int = 0
+    order: Order = Order.CREATED_DESC
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPatch:
+    """A change to some fields of one memory. Only these fields can ever be updated.
+
+    Fields left :data:`UNSET` are not touched. ``id``, ``created``, scope and provenance are
+    not updatable: a memory's identity and origin never change.
+    """
+
+    trigger: str | Unset = UNSET
+    content: str | Unset = UNSET
+    memory_days: float | Unset = UNSET
+    recalled_since_last_batch: bool | Unset = UNSET
+    recall_count: int | Unset = UNSET
+    emotional_intensity: int | Unset = UNSET
+    emotional_valence: str | Unset = UNSET
+    emotional_arousal: int | Unset = UNSET
+    emotional_tags: tuple[str, ...] | Unset = UNSET
+    decay_coefficient: float | Unset = UNSET
+    category: str | Unset = UNSET
+    keywords: tuple[str, ...] | Unset = UNSET
+    current_level: int | Unset = UNSET
+    retention_score: float | Unset = UNSET
+    archived_at: datetime | Unset | None = UNSET
+    protected: bool | Unset = UNSET
+    revival_requested: bool | Unset = UNSET
+    revival_requested_at: datetime | Unset | None = UNSET
+    embedding: Embedding | Unset | None = UNSET
+    relations: tuple[Relation, ...] | Unset = UNSET
+
+    def changed(self) -> dict[str, object]:
+        """The fields this patch sets, by name."""
+        return {
+            f.name: getattr(self, f.name)
+            for f in fields(self)
+            if getattr(self, f.name) is not UNSET
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStats:
+    total: int
+    by_level: dict[int, int]
+    by_category: dict[str, int]
+    protected: int
+    archived: int
+    revival_requested: int
+    size_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class IntegrityReport:
+    ok: bool
+    schema_version: int
+    expected_schema_version: int
+    problems: tuple[str, ...] = ()
+    details: dict[str, object] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Store(Protocol):
+    """Persistence for memories, relations and a small key/value state."""
+
+    def close(self) -> None: ...
+
+    def atomic(self) -> AbstractContextManager[None]:
+        """A transaction: every store call inside it commits together or not at all.
+
+        Writes inside take the write lock at the start, so a read-check-write sequence
+        (such as the protected-memory cap) is safe against other processes.
+        """
+        ...
+
+    def add(self, memory: Memory) -> None:
+        """Insert a new memory (with its relations). Raises DuplicateIdError on a taken id."""
+        ...
+
+    def add_many(self, memories: Sequence[Memory]) -> None:
+        """Insert many memories in one transaction."""
+        ...
+
+    def get(self, memory_id: str) -> Memory | None: ...
+
+    def get_many(self, memory_ids: Sequence[str]) -> list[Memory]: ...
+
+    def list(self, flt: MemoryFilter) -> list[Memory]: ...
+
+    def iter(self, flt: MemoryFilter, batch_size: int = 1000) -> Iterator[Memory]:
+        """Like :meth:`list`, in batches, for large scans."""
+        ...
+
+    def count(self, flt: MemoryFilter) -> int: ...
+
+    def update(self, memory_id: str, patch: MemoryPatch) -> bool:
+        """Apply ``patch``; False when no memory has that id."""
+        ...
+
+    def delete(self, memory_id: str) -> bool:
+        """Erase a memory and every relation to or from it; False when it did not exist."""
+        ...
+
+    def mark_recalled(self, memory_ids: Sequence[str]) -> int:
+        """Set ``recalled_since_last_batch`` on the active memories among ``memory_ids``."""
+        ...
+
+    def referencing(self, memory_id: str) -> builtins.list[str]:
+        """Ids of memories whose relations point at ``memory_id`` (逆方向の参照)."""
+        ...
+
+    def get_state(self, key: str) -> str | None: ...
+
+    def set_state(self, key: str, value: str) -> None: ...
+
+    def stats(self, user_id: str | None, agent_id: str | None) -> StoreStats: ...
+
+    def check_integrity(self) -> IntegrityReport: ...
+
+    def backup(self, target: Path) -> None:
+        """Write a consistent copy of the whole store to ``target``, safe while others write."""
+        ...

@@ -1,0 +1,1 @@
+"""The service layer: the Kioku orchestrator."""

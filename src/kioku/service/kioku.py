@@ -1,0 +1,377 @@
+"""``Kioku``: the one orchestrator. Interfaces call it; it calls the ports."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import Self, overload
+
+from kioku.adapters.clock import SystemClock
+from kioku.config import LoadedConfig, load_config
+from kioku.config.schema import Config
+from kioku.core.explain import RetentionExplanation, explain_retention
+from kioku.core.ids import make_memory_id
+from kioku.core.model import Level, Memory
+from kioku.core.validate import validate_memory
+from kioku.errors import (
+    DuplicateIdError,
+    MemoryNotFoundError,
+    ProtectedCandidate,
+    ProtectedMemoryError,
+    ProtectionLimitError,
+)
+from kioku.ports.clock import Clock
+from kioku.ports.store import IntegrityReport, MemoryFilter, MemoryPatch, Order, Store, StoreStats
+from kioku.service.drafts import MemoryDraft, build_memory
+
+__all__ = ["DB_FILENAME", "Kioku", "Stats", "resolve_home"]
+
+DB_FILENAME = "memories.db"
+_ID_ATTEMPTS = 8
+_CANDIDATES_SHOWN = 5
+
+
+def resolve_home(home: str | os.PathLike[str] | None, env: Mapping[str, str] | None = None) -> Path:
+    """The home directory: the argument, else ``$KIOKU_HOME``, else ``~/.kioku``."""
+    environ = os.environ if env is None else env
+    if home is not None and str(home):
+        return Path(home).expanduser()
+    if environ.get("KIOKU_HOME"):
+        return Path(environ["KIOKU_HOME"]).expanduser()
+    return Path("~/.kioku").expanduser()
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """Counts for one owner scope, plus the store's size and the protection cap."""
+
+    store: StoreStats
+    max_protected: int
+    user_id: str
+    agent_id: str
+
+
+class Kioku:
+    """Long-term memory for one owner (``user_id``/``agent_id``) on one store.
+
+    Open it with :meth:`open` (a home directory) or build it on any Store. The store is
+    opened lazily, on the first call that needs it, so invalid input fails before
+    anything is created on disk.
+    """
+
+    def __init__(
+        self,
+        store: Store | Callable[[], Store],
+        config: Config | None = None,
+        *,
+        clock: Clock | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        home: Path | None = None,
+        config_sources: LoadedConfig | None = None,
+    ) -> None:
+        self.config = config or Config()
+        self.clock: Clock = clock or SystemClock()
+        self.user_id = user_id or self.config.scope.user_id
+        self.agent_id = agent_id or self.config.scope.agent_id
+        self.home = home
+        self.loaded_config = config_sources
+        self._store: Store | None = None
+        self._store_factory: Callable[[], Store] | None = None
+        if isinstance(store, Store):
+            self._store = store
+        else:
+            self._store_factory = store
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        home: str | os.PathLike[str] | None = None,
+        *,
+        config_path: str | os.PathLike[str] | None = None,
+        clock: Clock | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> Kioku:
+        """Open the memory kept in ``home`` (default ``$KIOKU_HOME`` or ``~/.kioku``).
+
+        The configuration is read from ``config_path`` or ``home/config.toml`` with
+        ``KIOKU_*`` environment overrides; it is validated now.
+        """
+        home_path = resolve_home(home, env)
+        loaded = load_config(
+            home=home_path,
+            path=Path(config_path) if config_path is not None else None,
+            env=os.environ if env is None else env,
+        )
+        config = loaded.config
+
+        def factory() -> Store:
+            from kioku.adapters.store.sqlite import open_sqlite_store
+
+            return open_sqlite_store(
+                home_path / DB_FILENAME, busy_timeout_ms=config.store.busy_timeout_ms
+            )
+
+        return cls(
+            factory,
+            config,
+            clock=clock,
+            user_id=user_id,
+            agent_id=agent_id,
+            home=home_path,
+            config_sources=loaded,
+        )
+
+    @property
+    def store(self) -> Store:
+        if self._store is None:
+            assert self._store_factory is not None
+            self._store = self._store_factory()
+        return self._store
+
+    @property
+    def db_path(self) -> Path | None:
+        return None if self.home is None else self.home / DB_FILENAME
+
+    def close(self) -> None:
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- remembering -----------------------------------------------------------------------
+
+    @overload
+    def remember(self, memory: Memory, /) -> Memory: ...
+
+    @overload
+    def remember(
+        self,
+        trigger: str,
+        content: str,
+        /,
+        *,
+        intensity: int,
+        category: str,
+        valence: str = "neutral",
+        arousal: int = 50,
+        tags: Iterable[str] = (),
+        keywords: Iterable[str] = (),
+        protected: bool = False,
+        at: datetime | None = None,
+        session_id: str | None = None,
+        source_ids: Iterable[str] = (),
+        source_timestamps: Iterable[datetime] = (),
+        kind: str = "episodic",
+    ) -> Memory: ...
+
+    def remember(
+        self,
+        trigger: str | Memory,
+        content: str | None = None,
+        /,
+        *,
+        intensity: int | None = None,
+        category: str | None = None,
+        valence: str = "neutral",
+        arousal: int = 50,
+        tags: Iterable[str] = (),
+        keywords: Iterable[str] = (),
+        protected: bool = False,
+        at: datetime | None = None,
+        session_id: str | None = None,
+        source_ids: Iterable[str] = (),
+        source_timestamps: Iterable[datetime] = (),
+        kind: str = "episodic",
+    ) -> Memory:
+        """Store a new memory and return it as stored.
+
+        Either a fully specified :class:`Memory` (kept as given, owned by this scope; an
+        empty id gets a fresh one), or trigger/content plus emotion fields, from which the
+        spec's initial values are derived (see :func:`kioku.service.drafts.build_memory`).
+        """
+        if isinstance(trigger, Memory):
+            return self._insert(trigger, generated_id=not trigger.id)
+        if content is None or intensity is None or category is None:
+            raise TypeError("remember(trigger, content, intensity=..., category=...) is required")
+        draft = MemoryDraft(
+            trigger=trigger,
+            content=content,
+            intensity=intensity,
+            category=category,
+            valence=valence,
+            arousal=arousal,
+            tags=tags,
+            keywords=keywords,
+            protected=protected,
+            created=at,
+            session_id=session_id,
+            source_ids=source_ids,
+            source_timestamps=source_timestamps,
+            kind=kind,
+        )
+        memory = build_memory(
+            draft,
+            config=self.config,
+            now=self.clock.now(),
+            id_suffix=secrets.token_hex(4),
+            user_id=self.user_id,
+            agent_id=self.agent_id,
+        )
+        return self._insert(memory, generated_id=True)
+
+    def _insert(self, memory: Memory, *, generated_id: bool) -> Memory:
+        if generated_id and not memory.id:
+            memory = replace(memory, id=make_memory_id(memory.created, secrets.token_hex(4)))
+        memory = replace(memory, user_id=self.user_id, agent_id=self.agent_id)
+        validate_memory(memory, self.config.categories)
+        for _ in range(_ID_ATTEMPTS):
+            try:
+                with self.store.atomic():
+                    if memory.protected:
+                        self._check_protection_room()
+                    self.store.add(memory)
+                return memory
+            except DuplicateIdError:
+                if not generated_id:
+                    raise
+                memory = replace(memory, id=make_memory_id(memory.created, secrets.token_hex(4)))
+        raise DuplicateIdError(memory.id)
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def _scoped(self, **criteria: object) -> MemoryFilter:
+        return MemoryFilter(user_id=self.user_id, agent_id=self.agent_id, **criteria)  # type: ignore[arg-type]
+
+    def get(self, memory_id: str) -> Memory:
+        """The memory with this id in this scope; MemoryNotFoundError otherwise."""
+        memory = self.store.get(memory_id)
+        if memory is None or memory.user_id != self.user_id or memory.agent_id != self.agent_id:
+            raise MemoryNotFoundError(memory_id)
+        return memory
+
+    def list(
+        self,
+        *,
+        level: int | Iterable[int] | None = None,
+        category: str | Iterable[str] | None = None,
+        archived: bool | None = False,
+        protected: bool | None = None,
+        kind: str | None = None,
+        session_id: str | None = None,
+        limit: int | None = None,
+        offset: int = 0,
+        order: Order = Order.CREATED_DESC,
+    ) -> list[Memory]:
+        """Memories of this scope, newest first. Archived ones only with ``archived=True``
+        (or ``None`` for both)."""
+        levels = (level,) if isinstance(level, int) else (tuple(level) if level else None)
+        cats = (category,) if isinstance(category, str) else (tuple(category) if category else None)
+        if levels and Level.ARCHIVED in levels and archived is False:
+            archived = None
+        return self.store.list(
+            self._scoped(
+                levels=levels,
+                categories=cats,
+                archived=archived,
+                protected=protected,
+                kind=kind,
+                session_id=session_id,
+                limit=limit,
+                offset=offset,
+                order=order,
+            )
+        )
+
+    def count(self, *, archived: bool | None = None) -> int:
+        return self.store.count(self._scoped(archived=archived))
+
+    def explain(self, memory: Memory | str) -> RetentionExplanation:
+        """Why the memory has its score and level, and when it will fade if never recalled."""
+        mem = self.get(memory) if isinstance(memory, str) else memory
+        return explain_retention(mem, self.config, self.clock.now())
+
+    def stats(self) -> Stats:
+        return Stats(
+            store=self.store.stats(self.user_id, self.agent_id),
+            max_protected=self.config.protection.max_protected_memories,
+            user_id=self.user_id,
+            agent_id=self.agent_id,
+        )
+
+    # -- protection and erasure --------------------------------------------------------------
+
+    def _check_protection_room(self) -> None:
+        limit = self.config.protection.max_protected_memories
+        if self.store.count(self._scoped(protected=True)) < limit:
+            return
+        oldest = self.store.list(
+            self._scoped(protected=True, order=Order.CREATED_ASC, limit=_CANDIDATES_SHOWN)
+        )
+        raise ProtectionLimitError(
+            limit,
+            [
+                ProtectedCandidate(m.id, m.created.isoformat(timespec="seconds"), m.trigger)
+                for m in oldest
+            ],
+        )
+
+    def protect(self, memory_id: str) -> Memory:
+        """Protect a memory from compression, archiving and deletion (保護記憶).
+
+        At ``protection.max_protected_memories`` this refuses with a ProtectionLimitError
+        that lists the oldest protected memories: unprotect one of them, then retry.
+        """
+        with self.store.atomic():
+            memory = self.get(memory_id)
+            if memory.protected:
+                return memory
+            self._check_protection_room()
+            self.store.update(memory_id, MemoryPatch(protected=True))
+        return self.get(memory_id)
+
+    def unprotect(self, memory_id: str) -> Memory:
+        with self.store.atomic():
+            memory = self.get(memory_id)
+            if memory.protected:
+                self.store.update(memory_id, MemoryPatch(protected=False))
+        return self.get(memory_id)
+
+    def forget(self, memory_id: str, *, force: bool = False) -> Memory:
+        """Erase a memory completely, with every relation to or from it (完全消去).
+
+        A protected memory is erased only with ``force=True``. Returns the erased memory.
+        """
+        with self.store.atomic():
+            memory = self.get(memory_id)
+            if memory.protected and not force:
+                raise ProtectedMemoryError(memory_id)
+            self.store.delete(memory_id)
+        return memory
+
+    # -- maintenance -----------------------------------------------------------------------
+
+    def check(self) -> IntegrityReport:
+        return self.store.check_integrity()
+
+    def backup(self, target: Path) -> None:
+        self.store.backup(target)

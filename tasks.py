@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""Set up and run kioku from a fresh clone with nothing but python3 and pip.
+
+    python3 tasks.py demo    # the main job: a guided tour on the embedded default store
+    python3 tasks.py test    # lint, type-check and the whole test suite
+
+Both create ``.venv`` beside this file on first use and (re)install the package when
+``pyproject.toml`` changes. Nothing outside the clone is touched except pip's cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent
+VENV = ROOT / ".venv"
+BIN = VENV / ("Scripts" if os.name == "nt" else "bin")
+PY = BIN / ("python.exe" if os.name == "nt" else "python")
+DEMO_HOME = ROOT / ".kioku-demo"
+
+
+def _run(*args: str | Path, env: dict[str, str] | None = None) -> None:
+    print("+", " ".join(str(a) for a in args), flush=True)
+    subprocess.run([str(a) for a in args], check=True, cwd=ROOT, env=env)
+
+
+def ensure_venv(extras: str) -> None:
+    """Create the venv and install the package with ``extras`` unless already current."""
+    stamp = VENV / f".installed-{extras or 'base'}"
+    digest = hashlib.sha256((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    if stamp.exists() and stamp.read_text() == digest and PY.exists():
+        return
+    if not PY.exists():
+        print(f"creating {VENV}", flush=True)
+        venv.EnvBuilder(with_pip=True).create(VENV)
+    target = f".[{extras}]" if extras else "."
+    _run(PY, "-m", "pip", "install", "--quiet", "--upgrade", "pip")
+    _run(PY, "-m", "pip", "install", "--quiet", "-e", target)
+    stamp.write_text(digest)
+
+
+def demo() -> None:
+    ensure_venv("")
+    if DEMO_HOME.exists():
+        shutil.rmtree(DEMO_HOME)
+    _run(PY, ROOT / "examples" / "tour.py", "--home", DEMO_HOME)
+
+
+def test(pytest_args: list[str]) -> None:
+    ensure_venv("dev")
+    _run(PY, "-m", "ruff", "check", "src", "tests", "examples", "scripts", "tasks.py")
+    _run(PY, "-m", "ruff", "format", "--check", "src", "tests", "examples", "scripts", "tasks.py")
+    _run(PY, "-m", "mypy", "src")
+    _run(PY, "-m", "pytest", *pytest_args)
+
+
+def main() -> None:
+    if len(sys.argv) < 2 or sys.argv[1] not in {"demo", "test"}:
+        print(__doc__.strip(), file=sys.stderr)
+        sys.exit(2)
+    try:
+        if sys.argv[1] == "demo":
+            demo()
+        else:
+            test(sys.argv[2:])
+    except subprocess.CalledProcessError as exc:
+        sys.exit(exc.returncode or 1)
+
+
+if __name__ == "__main__":
+    main()

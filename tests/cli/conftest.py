@@ -1,0 +1,61 @@
+"""Run the real ``kioku`` command in a subprocess, on a home under ``tmp_path``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+
+@dataclass
+class Result:
+    code: int
+    out: str
+    err: str
+
+    def json(self) -> Any:
+        return json.loads(self.out)
+
+
+Run = Callable[..., Result]
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("KIOKU_")}
+    env["TZ"] = "Asia/Tokyo"
+    env.update(extra)
+    return env
+
+
+def run_kioku(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> Result:
+    proc = subprocess.run(
+        [sys.executable, "-m", "kioku", *args],
+        capture_output=True,
+        text=True,
+        env=env or clean_env(),
+        timeout=timeout,
+        check=False,
+    )
+    return Result(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def kioku(home: Path) -> Run:
+    """``kioku(*args, env=...)`` runs ``kioku --home HOME *args``."""
+
+    def run(*args: str, env: dict[str, str] | None = None) -> Result:
+        return run_kioku("--home", str(home), *args, env=env)
+
+    return run
