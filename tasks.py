@@ -54,8 +54,20 @@ def demo() -> None:
 
 def test(pytest_args: list[str]) -> None:
     ensure_venv("dev")
-    _run(PY, "-m", "ruff", "check", "src", "tests", "examples", "scripts", "tasks.py")
-    _run(PY, "-m", "ruff", "format", "--check", "src", "tests", "examples", "scripts", "tasks.py")
+    _run(PY, "-m", "ruff", "check", "src", "tests", "examples", "scripts", "benchmarks", "tasks.py")
+    _run(
+        PY,
+        "-m",
+        "ruff",
+        "format",
+        "--check",
+        "src",
+        "tests",
+        "examples",
+        "scripts",
+        "benchmarks",
+        "tasks.py",
+    )
     _run(PY, "-m", "mypy", "src")
     _run(PY, "-m", "pytest", *pytest_args)
 

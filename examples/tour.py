@@ -15,6 +15,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+TURNS = Path(__file__).resolve().parent / "turns.jsonl"
+
 MEMORIES = [
     {
         "trigger": "今日は雨だね、と挨拶された",
@@ -107,26 +109,37 @@ def main() -> None:
     print("== 1. Create a home: a config file with the spec's defaults and a SQLite store")
     tour.run("init")
 
-    print("\n== 2. Remember four moments of different kinds and strengths")
+    print("\n== 2. Remember conversation turns: the offline analyzer reads each one")
+    print("   (emotion, category, keywords, and whether you asked it to be remembered)")
+    for line in TURNS.read_text(encoding="utf-8").splitlines():
+        turn = json.loads(line)
+        print(f"\n$ kioku remember --user {shlex.quote(turn['user'][:40] + '…')} --assistant …")
+        sys.stdout.write(
+            tour.run(
+                "remember", "--user", turn["user"], "--assistant", turn["assistant"], show=False
+            )
+        )
+
+    print("\n== 3. Or describe a memory yourself: four moments of different kinds")
     print("   The category sets the decay range; intensity places the memory inside it.")
     ids = [tour.add(m) for m in MEMORIES]
 
-    print("\n== 3. What is remembered")
+    print("\n== 4. What is remembered")
     tour.run("list")
 
-    print("\n== 4. One memory in full, and how its retention will evolve")
+    print("\n== 5. One memory in full, and how its retention will evolve")
     print("   Work talk fades within days unless it is recalled:")
     tour.run("show", ids[1])
 
-    print("\n== 5. The emotional moment decays slowly, and it is protected:")
+    print("\n== 6. The emotional moment decays slowly, and it is protected:")
     tour.run("show", ids[3])
 
-    print("\n== 6. Totals, a health check and a backup")
-    tour.run("stats")
+    print("\n== 7. Totals, a health check and a backup")
+    tour.run("stats", "--cost")
     tour.run("doctor")
     tour.run("backup", str(home / "backup.db"))
 
-    print("\n== 7. Erase the small talk completely")
+    print("\n== 8. Erase the small talk completely")
     tour.run("forget", ids[0])
     tour.run("stats", "--json")
 

@@ -188,3 +188,13 @@ def test_cli_reference_is_up_to_date() -> None:
         [sys.executable, str(script), "--check"], capture_output=True, text=True, check=False
     )
     assert proc.returncode == 0, proc.stderr
+
+
+def test_config_show_never_prints_an_api_key(kioku: Run, home: Path) -> None:
+    home.mkdir(mode=0o700)
+    (home / "config.toml").write_text('[llm]\napi_key = "sk-secret-123"\n')
+    for args in (("config", "show"), ("config", "show", "--json")):
+        result = kioku(*args)
+        assert result.code == 0, result.err
+        assert "sk-secret-123" not in result.out + result.err
+        assert "***" in result.out

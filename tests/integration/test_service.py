@@ -175,3 +175,16 @@ def test_explain_forecasts_the_next_level(kioku: Kioku) -> None:
     assert e2.milestones[0].days < e2.milestones[1].days < e2.milestones[2].days
     protected = kioku.protect(emotional.id)
     assert kioku.explain(protected).days_until_next_level is None
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "\x00\x00binary\x00", "\ufffd\ufffd broken utf-8", "x" * 1_048_576, "Привет мир"],
+)
+def test_remember_turn_keeps_any_turn(kioku: Kioku, text: str) -> None:
+    memory, analysis = kioku.remember_turn(text, "")
+    assert kioku.get(memory.id) == memory
+    assert memory.trigger.strip()
+    assert memory.content.strip()
+    assert "\x00" not in memory.trigger + memory.content
+    assert 0 <= analysis.intensity <= 100

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from kioku.adapters.store.sqlite import SqliteStore, open_sqlite_store
+from kioku.adapters.store.sqlite.migrations import LATEST_VERSION
 from kioku.adapters.store.sqlite.queries import PATCH_RELATIONS, PATCH_WHITELIST
 from kioku.errors import StoreCorruptError, StoreError, StoreLockedError
 from kioku.ports.store import MemoryFilter, MemoryPatch
@@ -308,7 +309,7 @@ def test_four_processes_on_a_brand_new_file(tmp_path: Path) -> None:
         report = store.check_integrity()
         assert report.ok, report.problems
     versions = [row[0] for row in _raw(path, "SELECT version FROM schema_migrations")]
-    assert versions == [1, 2]
+    assert versions == list(range(1, LATEST_VERSION + 1))
 
 
 def test_store_is_the_documented_type(tmp_path: Path) -> None:

@@ -252,6 +252,7 @@ def test_upgrade_from_version_1_keeps_every_row_and_field(tmp_path: Path, tokyo_
     assert [r[:2] for r in _raw(path, "SELECT version, name FROM schema_migrations")] == [
         (1, "spec_000_initial"),
         (2, "scope_provenance_relations"),
+        (3, "token_usage"),
     ]
     indexes = {row[0] for row in _raw(path, "SELECT name FROM sqlite_master WHERE type='index'")}
     assert {"idx_retention_score", "idx_current_level", "idx_archived_at", "idx_created"} <= indexes
@@ -275,7 +276,7 @@ def test_a_file_made_by_the_spec_memory_store_is_upgraded(tmp_path: Path) -> Non
         assert got is not None
         assert got.retention_score == 12.0
         assert store.get_state("last_run") == "x"
-    assert [r[0] for r in _raw(path, "SELECT version FROM schema_migrations")] == [1, 2]
+    assert [r[0] for r in _raw(path, "SELECT version FROM schema_migrations")] == [1, 2, 3]
 
 
 def test_a_table_from_an_older_spec_revision_gains_the_missing_columns(tmp_path: Path) -> None:
@@ -359,7 +360,7 @@ def test_a_step_failing_midway_rolls_the_whole_migration_back(
         assert _raw_count(conn, "relations") > 0  # the earlier steps did run
         raise RuntimeError("disk gremlin")
 
-    first, second = migrations.MIGRATIONS
+    first, second, *_later = migrations.MIGRATIONS
     # Fail after the tables were swapped and indexed: the worst moment to stop.
     broken = replace(second, steps=(*second.steps, explode))
     monkeypatch.setattr(migrations, "MIGRATIONS", (first, broken))

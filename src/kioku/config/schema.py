@@ -130,6 +130,12 @@ class EmbeddingConfig:
     model: str = "default"
     dimensions: int = 256
     base_url: str = ""
+    #: The key itself (prefer api_key_env); never printed.
+    api_key: str = ""
+    #: Environment variable holding the key; empty means the provider's usual one.
+    api_key_env: str = ""
+    #: USD per million input tokens, for ``kioku stats --cost``.
+    price_per_mtok: float = 0.02
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,6 +145,17 @@ class LlmConfig:
     base_url: str = ""
     temperature: float = 0.0
     max_tokens: int = 1024
+    #: The key itself (prefer api_key_env); never printed.
+    api_key: str = ""
+    #: Environment variable holding the key; empty means the provider's usual one.
+    api_key_env: str = ""
+    #: Seconds to wait for one answer before giving up on it.
+    timeout_seconds: float = 30.0
+    #: Retries after a rate limit (429), a server error (5xx) or a dropped connection.
+    max_retries: int = 3
+    #: USD per million tokens, for ``kioku stats --cost`` (the spec's Claude Haiku 4.5 prices).
+    input_price_per_mtok: float = 1.0
+    output_price_per_mtok: float = 5.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -94,6 +94,11 @@ _BOUNDS: Mapping[str, _Bound] = {
     "embedding.dimensions": _Bound(1, 65536),
     "llm.temperature": _Bound(0, 2),
     "llm.max_tokens": _Bound(1),
+    "llm.timeout_seconds": _Bound(0, 3600, low_open=True),
+    "llm.max_retries": _Bound(0, 10),
+    "llm.input_price_per_mtok": _NON_NEGATIVE,
+    "llm.output_price_per_mtok": _NON_NEGATIVE,
+    "embedding.price_per_mtok": _NON_NEGATIVE,
     "store.busy_timeout_ms": _Bound(0, 600_000),
 }
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Protocol, runtime_checkable
 
 from kioku.core.model import Embedding, Memory, Relation
+from kioku.ports.usage import Usage, UsageTotal
 
 __all__ = [
     "UNSET",
@@ -178,6 +179,14 @@ class Store(Protocol):
         ...
 
     def get_state(self, key: str) -> str | None: ...
+
+    def record_usage(self, usage: Usage) -> None:
+        """Keep one provider call's token usage."""
+        ...
+
+    def usage_totals(self, since: datetime | None = None) -> builtins.list[UsageTotal]:
+        """Usage summed per provider, model and purpose, since ``since`` (all time if None)."""
+        ...
 
     def set_state(self, key: str, value: str) -> None: ...
 

@@ -14,36 +14,30 @@ from typing import Self, overload
 from kioku.adapters.clock import SystemClock
 from kioku.config import LoadedConfig, load_config
 from kioku.config.schema import Config
+from kioku.core.cost import CostReport, Prices, cost_report
 from kioku.core.explain import RetentionExplanation, explain_retention
 from kioku.core.ids import make_memory_id
 from kioku.core.model import Level, Memory
 from kioku.core.validate import validate_memory
 from kioku.errors import (
     DuplicateIdError,
+    KiokuError,
     MemoryNotFoundError,
-    ProtectedCandidate,
     ProtectedMemoryError,
     ProtectionLimitError,
 )
+from kioku.ports.analyzer import Analysis, Analyzer, Turn
 from kioku.ports.clock import Clock
 from kioku.ports.store import IntegrityReport, MemoryFilter, MemoryPatch, Order, Store, StoreStats
+from kioku.ports.usage import Usage
 from kioku.service.drafts import MemoryDraft, build_memory
+from kioku.service.home import DB_FILENAME, resolve_home, store_factory
+from kioku.service.protection import require_protection_room
+from kioku.service.turns import draft_from_analysis
 
 __all__ = ["DB_FILENAME", "Kioku", "Stats", "resolve_home"]
 
-DB_FILENAME = "memories.db"
 _ID_ATTEMPTS = 8
-_CANDIDATES_SHOWN = 5
-
-
-def resolve_home(home: str | os.PathLike[str] | None, env: Mapping[str, str] | None = None) -> Path:
-    """The home directory: the argument, else ``$KIOKU_HOME``, else ``~/.kioku``."""
-    environ = os.environ if env is None else env
-    if home is not None and str(home):
-        return Path(home).expanduser()
-    if environ.get("KIOKU_HOME"):
-        return Path(environ["KIOKU_HOME"]).expanduser()
-    return Path("~/.kioku").expanduser()
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,8 +68,14 @@ class Kioku:
         agent_id: str | None = None,
         home: Path | None = None,
         config_sources: LoadedConfig | None = None,
+        analyzer: Analyzer | None = None,
+        env: Mapping[str, str] | None = None,
+        on_warning: Callable[[str], None] | None = None,
     ) -> None:
         self.config = config or Config()
+        self._analyzer = analyzer
+        self._env: Mapping[str, str] = os.environ if env is None else env
+        self.on_warning = on_warning
         self.clock: Clock = clock or SystemClock()
         self.user_id = user_id or self.config.scope.user_id
         self.agent_id = agent_id or self.config.scope.agent_id
@@ -100,35 +100,34 @@ class Kioku:
         user_id: str | None = None,
         agent_id: str | None = None,
         env: Mapping[str, str] | None = None,
+        analyzer: Analyzer | None = None,
+        on_warning: Callable[[str], None] | None = None,
     ) -> Kioku:
         """Open the memory kept in ``home`` (default ``$KIOKU_HOME`` or ``~/.kioku``).
 
         The configuration is read from ``config_path`` or ``home/config.toml`` with
-        ``KIOKU_*`` environment overrides; it is validated now.
+        ``KIOKU_*`` environment overrides; it is validated now. ``analyzer`` replaces the one
+        the configuration names; ``on_warning`` hears about provider fallbacks.
         """
-        home_path = resolve_home(home, env)
+        environ = os.environ if env is None else env
+        home_path = resolve_home(home, environ)
         loaded = load_config(
             home=home_path,
             path=Path(config_path) if config_path is not None else None,
-            env=os.environ if env is None else env,
+            env=environ,
         )
         config = loaded.config
-
-        def factory() -> Store:
-            from kioku.adapters.store.sqlite import open_sqlite_store
-
-            return open_sqlite_store(
-                home_path / DB_FILENAME, busy_timeout_ms=config.store.busy_timeout_ms
-            )
-
         return cls(
-            factory,
+            store_factory(home_path, config),
             config,
             clock=clock,
             user_id=user_id,
             agent_id=agent_id,
             home=home_path,
             config_sources=loaded,
+            analyzer=analyzer,
+            env=environ,
+            on_warning=on_warning,
         )
 
     @property
@@ -137,6 +136,29 @@ class Kioku:
             assert self._store_factory is not None
             self._store = self._store_factory()
         return self._store
+
+    @property
+    def analyzer(self) -> Analyzer:
+        """The analyzer the configuration names (created on first use; a misconfigured
+        provider raises ConfigError here)."""
+        if self._analyzer is None:
+            from kioku.adapters.analyzers import create_analyzer
+
+            self._analyzer = create_analyzer(
+                self.config.llm, env=self._env, usage_sink=self, warn=self._warn
+            )
+        return self._analyzer
+
+    def _warn(self, message: str) -> None:
+        if self.on_warning is not None:
+            self.on_warning(message)
+
+    def record_usage(self, usage: Usage) -> None:
+        """Keep a provider call's token usage; trouble storing it is a warning, not an error."""
+        try:
+            self.store.record_usage(usage)
+        except KiokuError as exc:
+            self._warn(f"token usage was not recorded: {exc}")
 
     @property
     def db_path(self) -> Path | None:
@@ -239,6 +261,50 @@ class Kioku:
         )
         return self._insert(memory, generated_id=True)
 
+    def analyze(self, user: str, assistant: str = "") -> Analysis:
+        """What the analyzer understands of a turn, without storing anything."""
+        return self.analyzer.analyze(Turn(user=user, assistant=assistant))
+
+    def remember_turn(
+        self,
+        user: str,
+        assistant: str = "",
+        *,
+        at: datetime | None = None,
+        session_id: str | None = None,
+        source_ids: Iterable[str] = (),
+        source_timestamps: Iterable[datetime] = (),
+    ) -> tuple[Memory, Analysis]:
+        """Analyze one turn (user input + assistant reply) and store it as one memory.
+
+        The turn is never lost: a failing LLM provider falls back to the offline analyzer,
+        and a turn that asks to be remembered while the protected-memory cap is reached is
+        stored unprotected, with a warning.
+        """
+        analysis = self.analyzer.analyze(Turn(user=user, assistant=assistant, at=at))
+        for warning in analysis.warnings:
+            self._warn(warning)
+        draft = draft_from_analysis(
+            analysis,
+            at=at,
+            session_id=session_id,
+            source_ids=source_ids,
+            source_timestamps=source_timestamps,
+        )
+        memory = build_memory(
+            draft,
+            config=self.config,
+            now=self.clock.now(),
+            id_suffix=secrets.token_hex(4),
+            user_id=self.user_id,
+            agent_id=self.agent_id,
+        )
+        try:
+            return self._insert(memory, generated_id=True), analysis
+        except ProtectionLimitError as exc:
+            self._warn(f"stored without protection: {exc}")
+            return self._insert(replace(memory, protected=False), generated_id=True), analysis
+
     def _insert(self, memory: Memory, *, generated_id: bool) -> Memory:
         if generated_id and not memory.id:
             memory = replace(memory, id=make_memory_id(memory.created, secrets.token_hex(4)))
@@ -318,21 +384,20 @@ class Kioku:
             agent_id=self.agent_id,
         )
 
+    def cost(self, since: datetime | None = None) -> CostReport:
+        """Token usage of paid providers and its cost at the configured prices."""
+        prices = Prices(
+            llm_input=self.config.llm.input_price_per_mtok,
+            llm_output=self.config.llm.output_price_per_mtok,
+            embedding=self.config.embedding.price_per_mtok,
+        )
+        return cost_report(self.store.usage_totals(since), prices, self.clock.now())
+
     # -- protection and erasure --------------------------------------------------------------
 
     def _check_protection_room(self) -> None:
-        limit = self.config.protection.max_protected_memories
-        if self.store.count(self._scoped(protected=True)) < limit:
-            return
-        oldest = self.store.list(
-            self._scoped(protected=True, order=Order.CREATED_ASC, limit=_CANDIDATES_SHOWN)
-        )
-        raise ProtectionLimitError(
-            limit,
-            [
-                ProtectedCandidate(m.id, m.created.isoformat(timespec="seconds"), m.trigger)
-                for m in oldest
-            ],
+        require_protection_room(
+            self.store, self._scoped(), self.config.protection.max_protected_memories
         )
 
     def protect(self, memory_id: str) -> Memory:

@@ -10,8 +10,10 @@ from typing import Any
 import click
 
 from kioku.config import default_config_toml, load_config
+from kioku.core.cost import CostReport
+from kioku.core.timefmt import format_ts, parse_ts
 from kioku.errors import ConfigError, KiokuError
-from kioku.interfaces.cli.render import echo_json
+from kioku.interfaces.cli.render import echo_json, table
 from kioku.interfaces.cli.state import CliState
 from kioku.service.kioku import DB_FILENAME
 
@@ -72,14 +74,80 @@ def init_cmd(state: CliState, as_json: bool) -> None:
     click.echo(f"database  {home / DB_FILENAME}  (schema version {version})")
 
 
+def _cost(report: CostReport) -> dict[str, Any]:
+    return {
+        "lines": [
+            {
+                "purpose": line.purpose,
+                "label": line.label,
+                "calls": line.calls,
+                "input_tokens": line.input_tokens,
+                "output_tokens": line.output_tokens,
+                "usd": round(line.usd, 6),
+            }
+            for line in report.lines
+        ],
+        "total_usd": round(report.total_usd, 6),
+        "since": format_ts(report.first_at) if report.first_at else None,
+        "days": round(report.days, 3),
+        "per_month_usd": None if report.per_month_usd is None else round(report.per_month_usd, 4),
+        "prices_per_mtok": {
+            "llm_input": report.prices.llm_input,
+            "llm_output": report.prices.llm_output,
+            "embedding": report.prices.embedding,
+        },
+    }
+
+
+def _echo_cost(cost: dict[str, Any]) -> None:
+    click.echo("")
+    if not any(line["calls"] for line in cost["lines"]):
+        click.echo("cost        no paid provider calls recorded (the offline analyzer is free)")
+        return
+    rows = [
+        [
+            line["label"],
+            str(line["calls"]),
+            f"{line['input_tokens']:,}",
+            f"{line['output_tokens']:,}",
+            f"${line['usd']:.4f}",
+        ]
+        for line in cost["lines"]
+    ]
+    rows.append(["total", "", "", "", f"${cost['total_usd']:.4f}"])
+    click.echo(table(["PURPOSE", "CALLS", "INPUT TOKENS", "OUTPUT TOKENS", "USD"], rows))
+    if cost["per_month_usd"] is not None:
+        click.echo(
+            f"about ${cost['per_month_usd']:.2f} per month at the rate since {cost['since'][:10]}"
+        )
+    p = cost["prices_per_mtok"]
+    click.echo(
+        f"prices per million tokens: LLM ${p['llm_input']} in / ${p['llm_output']} out, "
+        f"embeddings ${p['embedding']} (set them under [llm] and [embedding])"
+    )
+
+
 @click.command("stats")
+@click.option("--cost", is_flag=True, help="Add token usage and cost of paid providers.")
+@click.option("--since", metavar="ISO", help="With --cost: count only usage since this time.")
 @json_option
 @click.pass_obj
-def stats_cmd(state: CliState, as_json: bool) -> None:
-    """Count memories per level and category; show protection and database size."""
+def stats_cmd(state: CliState, cost: bool, since: str | None, as_json: bool) -> None:
+    """Count memories per level and category; show protection and database size.
+
+    With --cost, also the tokens used by LLM and embedding providers and what they cost
+    at the configured prices, per purpose as in the spec's cost table.
+    """
     with state.open() as kioku:
+        since_at = None
+        if since is not None:
+            try:
+                since_at = parse_ts(since, kioku.clock.tz)
+            except ValueError as exc:
+                raise click.BadParameter(str(exc), param_hint="--since") from None
         stats = kioku.stats()
         db_path = kioku.db_path
+        cost_data = _cost(kioku.cost(since_at)) if cost else None
     s = stats.store
     data: dict[str, Any] = {
         "total": s.total,
@@ -94,6 +162,8 @@ def stats_cmd(state: CliState, as_json: bool) -> None:
         "user_id": stats.user_id,
         "agent_id": stats.agent_id,
     }
+    if cost_data is not None:
+        data["cost"] = cost_data
     if as_json:
         echo_json(data)
         return
@@ -105,6 +175,8 @@ def stats_cmd(state: CliState, as_json: bool) -> None:
     click.echo(f"protected   {s.protected} of at most {stats.max_protected}")
     click.echo(f"revivals    {s.revival_requested} requested")
     click.echo(f"database    {db_path}  ({_human_size(s.size_bytes)})")
+    if cost_data is not None:
+        _echo_cost(cost_data)
 
 
 def _mode_problem(path: Path, allowed: int) -> str | None:

@@ -12,7 +12,9 @@ from kioku.config import config_to_dict, load_config
 from kioku.interfaces.cli.render import echo_json
 from kioku.interfaces.cli.state import CliState
 
-__all__ = ["config_group"]
+__all__ = ["SECRET_KEYS", "config_group"]
+
+SECRET_KEYS = frozenset({"api_key"})
 
 
 def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
@@ -23,6 +25,19 @@ def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
             out.extend(_flatten(value, dotted + "."))
         else:
             out.append((dotted, value))
+    return out
+
+
+def _redacted(data: dict[str, Any]) -> dict[str, Any]:
+    """The same data with every non-empty secret replaced by ``***``."""
+    out: dict[str, Any] = {}
+    for key, value in data.items():
+        if isinstance(value, dict):
+            out[key] = _redacted(value)
+        elif key in SECRET_KEYS and value:
+            out[key] = "***"
+        else:
+            out[key] = value
     return out
 
 
@@ -41,7 +56,7 @@ def show_cmd(state: CliState, as_json: bool) -> None:
     KIOKU_<SECTION>__<KEY> environment variables, in that order of precedence (last wins).
     """
     loaded = load_config(home=state.home, path=state.config_path)
-    data = config_to_dict(loaded.config)
+    data = _redacted(config_to_dict(loaded.config))
     if as_json:
         echo_json(
             {

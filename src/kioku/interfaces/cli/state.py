@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,11 +22,12 @@ class CliState:
     def home(self) -> Path:
         return resolve_home(self.home_arg)
 
-    def open(self) -> Kioku:
+    def open(self, on_warning: Callable[[str], None] | None = None) -> Kioku:
         """The service for this invocation (the store itself opens on first use)."""
         return Kioku.open(
             self.home_arg,
             config_path=self.config_path,
             user_id=self.user_id,
             agent_id=self.agent_id,
+            on_warning=on_warning,
         )

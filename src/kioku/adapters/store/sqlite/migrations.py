@@ -9,7 +9,8 @@ stays at the previous version with its data untouched.
 Version 1 is the spec's own schema (spec 000, テーブル定義), written with
 ``IF NOT EXISTS`` so a ``memories.db`` made by the spec's reference ``MemoryStore`` is
 recognised as version 1. Version 2 adds scope, provenance, embedding metadata and a real
-``relations`` table (see :mod:`kioku.adapters.store.sqlite.schema_v2`).
+``relations`` table (see :mod:`kioku.adapters.store.sqlite.schema_v2`). Version 3 adds the
+``usage`` table of provider token counts.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
-from kioku.adapters.store.sqlite import schema_v2
+from kioku.adapters.store.sqlite import schema_v2, usage
 from kioku.adapters.store.sqlite.connection import is_busy, is_corrupt
 from kioku.core.timefmt import format_ts
 from kioku.errors import KiokuError, StoreError
@@ -112,6 +113,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         ),
         rebuilds_tables=True,
     ),
+    Migration(3, "token_usage", (_sql_step(*usage.CREATE_USAGE),)),
 )
 
 #: The schema version this code writes and expects.

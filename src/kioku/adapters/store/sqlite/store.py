@@ -12,11 +12,13 @@ import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
+from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Final
 
 from kioku.adapters.store.sqlite import maintenance, migrations, rows
+from kioku.adapters.store.sqlite import usage as usage_rows
 from kioku.adapters.store.sqlite.codec import encode_memory
 from kioku.adapters.store.sqlite.connection import connect, translating
 from kioku.adapters.store.sqlite.queries import (
@@ -33,6 +35,7 @@ from kioku.adapters.store.sqlite.queries import (
 from kioku.core.model import Memory
 from kioku.errors import StoreError, ValidationError
 from kioku.ports.store import IntegrityReport, MemoryFilter, MemoryPatch, StoreStats
+from kioku.ports.usage import Usage, UsageTotal
 
 __all__ = ["DEFAULT_BUSY_TIMEOUT_MS", "SqliteStore", "open_sqlite_store"]
 
@@ -253,7 +256,15 @@ class SqliteStore:
                 (key, value),
             )
 
+    def record_usage(self, usage: Usage) -> None:
+        with self._writing() as conn:
+            usage_rows.insert_usage(conn, usage)
+
     # -- reads -------------------------------------------------------------------------
+
+    def usage_totals(self, since: datetime | None = None) -> builtins.list[UsageTotal]:
+        with self._reading() as conn:
+            return usage_rows.usage_totals(conn, since)
 
     def get(self, memory_id: str) -> Memory | None:
         hits = self.get_many([memory_id])

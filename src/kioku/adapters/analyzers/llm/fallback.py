@@ -1,0 +1,126 @@
+"""An LLM analyzer with a stand-in: a turn is never lost because a provider failed.
+
+:class:`FallbackAnalyzer` asks the primary analyzer; when it raises a
+:class:`~kioku.adapters.analyzers.llm.errors.ProviderError` (HTTP failures after the retries, a
+timeout, malformed output after its one retry) the fallback (normally the offline analyzer)
+answers that call, a warning is added to ``Analysis.warnings`` and passed to ``warn``.
+Other exceptions are programming errors and propagate.
+
+After ``trip_after`` provider failures in a row the primary is not asked for ``cooldown``
+seconds, so a session of fifty turns with the server down does not wait out fifty sets of
+retries; the first call after the pause tries the primary again.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import TypeVar
+
+from kioku.ports.analyzer import Analysis, Analyzer, Compressed, Turn
+
+from .errors import ProviderError
+
+__all__ = ["FallbackAnalyzer"]
+
+T = TypeVar("T")
+
+
+class FallbackAnalyzer:
+    """``primary`` with ``fallback`` standing in whenever the primary's provider fails."""
+
+    def __init__(
+        self,
+        primary: Analyzer,
+        fallback: Analyzer,
+        warn: Callable[[str], None],
+        *,
+        trip_after: int = 3,
+        cooldown: float = 300.0,
+        monotonic: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if trip_after < 1:
+            raise ValueError("trip_after must be at least 1")
+        self._primary = primary
+        self._fallback = fallback
+        self._warn = warn
+        self._trip_after = trip_after
+        self._cooldown = cooldown
+        self._monotonic = monotonic
+        self._lock = threading.Lock()
+        self._failures = 0
+        self._paused_until: float | None = None
+
+    @property
+    def name(self) -> str:
+        return self._primary.name
+
+    @property
+    def primary(self) -> Analyzer:
+        return self._primary
+
+    @property
+    def fallback(self) -> Analyzer:
+        return self._fallback
+
+    def __repr__(self) -> str:
+        return f"FallbackAnalyzer(primary={self._primary!r}, fallback={self._fallback!r})"
+
+    def analyze(self, turn: Turn) -> Analysis:
+        result, warning = self._call(lambda a: a.analyze(turn), "analysed this turn")
+        if warning is None:
+            return result
+        return replace(result, warnings=(*result.warnings, warning))
+
+    def summarize(self, trigger: str, content: str) -> Compressed:
+        result, _ = self._call(lambda a: a.summarize(trigger, content), "summarised this memory")
+        return result
+
+    def extract_keywords(self, trigger: str, content: str) -> Compressed:
+        result, _ = self._call(
+            lambda a: a.extract_keywords(trigger, content),
+            "extracted the keywords of this memory",
+        )
+        return result
+
+    def _paused(self) -> bool:
+        with self._lock:
+            if self._paused_until is None:
+                return False
+            if self._monotonic() >= self._paused_until:
+                self._paused_until = None
+                return False
+            return True
+
+    def _call(self, task: Callable[[Analyzer], T], done: str) -> tuple[T, str | None]:
+        stand_in = f"the {self._fallback.name} analyzer {done}"
+        if self._paused():
+            warning = (
+                f"{self._primary.name} is paused after {self._trip_after} failures in a row; "
+                f"{stand_in}"
+            )
+            return task(self._fallback), warning
+        try:
+            result = task(self._primary)
+        except ProviderError as exc:
+            warning = f"{self._primary.name} failed ({exc.reason}); {stand_in}"
+            tripped = False
+            with self._lock:
+                self._failures += 1
+                if self._failures >= self._trip_after:
+                    self._failures = 0
+                    self._paused_until = self._monotonic() + self._cooldown
+                    tripped = True
+            self._warn(warning)
+            if tripped:
+                self._warn(
+                    f"{self._primary.name} failed {self._trip_after} times in a row; "
+                    f"the {self._fallback.name} analyzer is used for the next "
+                    f"{self._cooldown:g} s"
+                )
+            return task(self._fallback), warning
+        with self._lock:
+            self._failures = 0
+        return result, None

@@ -1,0 +1,142 @@
+"""Sentence-level context that changes how much an emotion word counts.
+
+* **contrast**: in 「大変だったけど、最高だった」 / "hard, but worth it" the clause after the
+  contrast carries the feeling; words before it are weakened, words after it strengthened;
+* **requests and technical text**: 「失敗時は400を返して」 or "how do I handle the error?" name
+  失敗/error as a topic, not a feeling, so topical words are damped;
+* **hypotheticals**: 「失敗したら」, "if it fails" describe what might happen;
+* **mention in quotes inside a request**: 「「嬉しい」の類語を挙げて」;
+* **sarcasm markers**: (棒), /s turn kind words around.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Final
+
+from .expressive import has_sarcasm_marker
+from .hits import Hit
+from .match_ja import RawHit
+
+__all__ = ["Context", "build_context", "weigh"]
+
+_REQUEST_JA: Final = re.compile(
+    r"にすると|何て言う|なんて言う|訳すと|(?:て|で)(?:ください|下さい|くれ|ほしい|欲しい|もらえ|もらい|いただけ|いただき|頂け|おいて|みて)"
+    r"|お願い|教えて|ようにして|してほしい|書いて|作って|直して|調べて|考えて|まとめて|挙げて"
+    r"|訳して|出して|比べて|説明して|確認して|手伝って|見て|やり方|手順|方法|どうすれば|どうやって"
+    r"|書き方|使い方|にして$|にしといて|返して|表示して|追加して|してね$|しといて"
+)
+_REQUEST_EN: Final = re.compile(
+    r"^(?:(?:can|could|would|will) you|please|pls|how (?:do|can|to|should|would)"
+    r"|what(?:'s| is| are) the|write|make|create|fix|show|explain|tell me|give me|help me"
+    r"|list|translate|summari[sz]e|let me know|add|remove|rename|convert|generate|check)\b"
+    r"|\bplease\b"
+)
+_TECH_LATIN: Final = re.compile(
+    r"[A-Za-z]+[0-9]+[A-Za-z0-9]*|[a-z]+[A-Z][A-Za-z]+|[A-Z]{2,}[a-z]*s?\b|\w+\.(?:js|py|ts|json|md|"
+    r"yml|yaml|toml|sql|go|rs|java|css|html)\b|\b\d{3}\b|`[^`]+`|\w+\(\)|[A-Z][a-z]+[A-Z]\w*"
+)
+_CONTRAST_JA: Final = re.compile(
+    r"けど|けれど|けども|しかし|(?:^|[。、!?])\s*(?:でも|ただ|とはいえ|それでも|ところが)|(?<=[だたすいる])が、"
+)
+_CONTRAST_EN: Final = re.compile(
+    r"\b(?:but|however|though|yet|except|nevertheless|nonetheless|still,|although)\b", re.IGNORECASE
+)
+_QUOTE: Final = re.compile(r"「[^」]{0,40}」|『[^』]{0,40}』|\"[^\"]{0,40}\"|“[^”]{0,40}”")
+_SENT: Final = re.compile(r"[^。!?\n]+[。!?\n]*")
+
+_TOPICAL_IN_TASK: Final = 0.25
+_TOPICAL_IN_QUESTION: Final = 0.5
+_HYPOTHETICAL: Final = 0.35
+_QUOTED_IN_REQUEST: Final = 0.2
+_QUOTED: Final = 0.5
+#: English questions mostly ask ("are you happy with it?") rather than express.
+_QUESTION_EN: Final = 0.7
+_BEFORE_CONTRAST: Final = 0.55
+_AFTER_CONTRAST: Final = 1.25
+
+
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Where sentences, contrasts and quotes are in one normalised text."""
+
+    sentences: tuple[tuple[int, int, bool, bool, bool], ...]  # start, end, request, tech, question
+    contrasts: tuple[int, ...]
+    quotes: tuple[tuple[int, int], ...]
+    sarcasm: bool
+    any_request: bool
+    any_tech: bool
+    #: The turn is about a task (a request, or technical text anywhere in it).
+    task: bool
+    lang: str
+
+
+def build_context(text: str, cased: str, lang: str, *, work: bool = False) -> Context:
+    """Context of normalised ``text``; ``cased`` is the same text before folding (same length)."""
+    sentences = []
+    for m in _SENT.finditer(text):
+        s = m.group()
+        stripped = s.strip()
+        request = bool(_REQUEST_JA.search(stripped)) if lang != "en" else False
+        if lang != "ja":
+            request = request or bool(_REQUEST_EN.search(stripped.lower()))
+        tech = bool(_TECH_LATIN.search(cased, m.start(), m.end()))
+        sentences.append((m.start(), m.end(), request, tech, stripped.endswith("?")))
+    contrast_re = _CONTRAST_EN if lang == "en" else _CONTRAST_JA
+    contrasts = tuple(m.start() for m in contrast_re.finditer(text))
+    if lang == "mixed":
+        contrasts += tuple(m.start() for m in _CONTRAST_EN.finditer(text))
+    quotes = tuple((m.start(), m.end()) for m in _QUOTE.finditer(text))
+    return Context(
+        sentences=tuple(sentences),
+        contrasts=contrasts,
+        quotes=quotes,
+        sarcasm=has_sarcasm_marker(cased),
+        any_request=any(s[2] for s in sentences),
+        any_tech=any(s[3] for s in sentences),
+        task=work or any(s[2] or s[3] for s in sentences),
+        lang=lang,
+    )
+
+
+def _sentence(ctx: Context, pos: int) -> tuple[int, int, bool, bool, bool] | None:
+    for sent in ctx.sentences:
+        if sent[0] <= pos < sent[1]:
+            return sent
+    return None
+
+
+def weigh(raw_hits: list[RawHit], ctx: Context) -> list[Hit]:
+    """Apply clause and sentence context to raw hits."""
+    out: list[Hit] = []
+    for raw in raw_hits:
+        hit = raw.hit
+        factor = 1.0
+        if not raw.expressive:
+            sent = _sentence(ctx, hit.start)
+            request = sent is not None and sent[2]
+            tech = sent is not None and sent[3]
+            question = sent is not None and sent[4]
+            if raw.topical and (request or tech or ctx.task):
+                factor *= _TOPICAL_IN_TASK
+            elif raw.topical and question:
+                factor *= _TOPICAL_IN_QUESTION
+            if question and ctx.lang == "en" and not raw.topical:
+                factor *= _QUESTION_EN
+            if raw.hypothetical:
+                factor *= _HYPOTHETICAL
+            if any(a <= hit.start < b for a, b in ctx.quotes):
+                factor *= _QUOTED_IN_REQUEST if request else _QUOTED
+            if any(c > hit.start for c in ctx.contrasts):
+                factor *= _BEFORE_CONTRAST
+            elif any(c < hit.start for c in ctx.contrasts):
+                factor *= _AFTER_CONTRAST
+        score = hit.score * factor
+        tags = hit.tags
+        if ctx.sarcasm and score > 0:
+            score, tags = -0.8 * score, ("frustration", "anger")
+        if factor != 1.0 or score != hit.score:
+            hit = replace(hit, score=score, tags=tags)
+        out.append(hit)
+    return out

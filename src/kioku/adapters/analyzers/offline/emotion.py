@@ -1,0 +1,107 @@
+"""From weighted hits to valence, tags and emotional strength."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Final
+
+from kioku.core.model import NEGATIVE_TAGS, OTHER_TAGS, POSITIVE_TAGS, Valence
+
+from .hits import Hit
+
+__all__ = ["EmotionResult", "context_tags", "score_emotion"]
+
+#: Net evidence needed for a non-neutral valence.
+VALENCE_THRESHOLD: Final = 0.6
+#: A tag is kept when its weight reaches this share of the strongest tag's weight.
+TAG_SHARE: Final = 0.35
+#: …and this absolute weight.
+TAG_MIN: Final = 0.5
+MAX_TAGS: Final = 3
+_RANK_WEIGHT: Final = (1.0, 0.75, 0.55)
+_ALLOWED: Final = {
+    Valence.POSITIVE: frozenset(POSITIVE_TAGS + OTHER_TAGS),
+    Valence.NEGATIVE: frozenset(NEGATIVE_TAGS + OTHER_TAGS),
+    Valence.NEUTRAL: frozenset(OTHER_TAGS),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class EmotionResult:
+    """The emotional reading of a text."""
+
+    valence: Valence
+    positive: float
+    negative: float
+    tags: tuple[str, ...]
+    hits: tuple[Hit, ...]
+
+    @property
+    def net(self) -> float:
+        return self.positive - self.negative
+
+    @property
+    def strength(self) -> float:
+        """How much feeling there is, whichever way it points (0 …)."""
+        return max(self.positive, self.negative) + 0.3 * min(self.positive, self.negative)
+
+
+def _valence(positive: float, negative: float) -> Valence:
+    net = positive - negative
+    if net >= VALENCE_THRESHOLD:
+        return Valence.POSITIVE
+    if net <= -VALENCE_THRESHOLD:
+        return Valence.NEGATIVE
+    return Valence.NEUTRAL
+
+
+def score_emotion(hits: list[Hit]) -> EmotionResult:
+    positive = sum(h.score for h in hits if h.score > 0)
+    negative = -sum(h.score for h in hits if h.score < 0)
+    valence = _valence(positive, negative)
+    weights: dict[str, float] = defaultdict(float)
+    first_seen: dict[str, int] = {}
+    for h in hits:
+        magnitude = max(abs(h.score), 0.6) if h.tags else 0.0
+        for rank, tag in enumerate(h.tags[:3]):
+            weights[tag] += magnitude * _RANK_WEIGHT[rank]
+            first_seen.setdefault(tag, h.start)
+    allowed = _ALLOWED[valence]
+    ranked = sorted(
+        (t for t in weights if t in allowed),
+        key=lambda t: (-weights[t], first_seen[t], t),
+    )
+    tags: list[str] = []
+    if ranked:
+        top = weights[ranked[0]]
+        floor = max(top * TAG_SHARE, TAG_MIN if valence != Valence.NEUTRAL else 1.2)
+        tags = [t for t in ranked if weights[t] >= floor][:MAX_TAGS]
+    return EmotionResult(valence, positive, negative, tuple(tags), tuple(hits))
+
+
+def context_tags(
+    tags: tuple[str, ...],
+    valence: Valence,
+    *,
+    affection: bool,
+    resolve: bool,
+    surprise: bool,
+) -> tuple[str, ...]:
+    """Tags the situation implies beyond the words.
+
+    A pleasant turn about family, a partner or a pet carries ``love``; a felt decision
+    (「決めた」, "I decided") carries ``determination``; 「！？」 carries ``surprise``.
+    """
+    extra: list[str] = []
+    if affection and valence is Valence.POSITIVE:
+        extra.append("love")
+    if resolve and valence is not Valence.NEUTRAL:
+        extra.append("determination")
+    if surprise:
+        extra.append("surprise")
+    out = list(tags)
+    for tag in extra:
+        if tag not in out and len(out) < MAX_TAGS:
+            out.append(tag)
+    return tuple(out)

@@ -1,0 +1,84 @@
+"""Emotional intensity (感情強度), anchored to the spec's situation guide.
+
+The spec's appendix gives typical scores per situation: typo fix 15–25, technical discussion
+30–40, design decision 40–50, personal topic 50–65, deep emotional exchange 70–85, trauma 85–100.
+The topic of the turn sets such an anchor; the strength of the feeling expressed sets another;
+the higher one leads and the other adds a little. Arousal and speaking about oneself add more.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+from .emotion import EmotionResult
+from .topics import TopicScores
+
+__all__ = ["score_intensity"]
+
+_ACK: Final = 6
+_DEFAULT: Final = 14
+_CORRECTION: Final = 20
+_WORK: Final = 32
+_DECISION: Final = 45
+_PERSONAL: Final = 45
+_HEALTH: Final = 52
+_MILESTONE: Final = 50
+_LOSS: Final = 80
+_TRAUMA: Final = 86
+_FELT_BASE: Final = 10
+_FELT_PER_STRENGTH: Final = 10
+_SELF: Final = 5
+_NEGATIVITY: Final = 10
+#: How much the lower of the topic anchor and the felt strength adds to the higher one.
+_MIX: Final = 0.3
+
+
+def _anchor(topics: TopicScores, request: bool) -> int:
+    anchor = _DEFAULT
+    if topics["trauma"] >= 2:
+        anchor = _TRAUMA
+    elif topics["loss"] >= 2:
+        anchor = _LOSS
+    elif topics["health"] >= 1.5:
+        anchor = _HEALTH
+    elif topics["milestone"] >= 1.5:
+        anchor = _MILESTONE
+    elif topics["personal"] >= 1.2:
+        anchor = _PERSONAL - (10 if request else 0)
+    elif topics["decision"] >= 1:
+        anchor = _DECISION
+    elif topics["work"] >= 1.2:
+        anchor = _WORK
+    elif topics["correction"] >= 1.5:
+        anchor = _CORRECTION
+    elif topics["ack"] >= 1 or topics["casual"] + topics["pet"] >= 1.5:
+        anchor = _ACK if topics["ack"] >= 1 else 10
+    return anchor
+
+
+def score_intensity(
+    emotion: EmotionResult,
+    arousal: int,
+    topics: TopicScores,
+    *,
+    self_reference: bool,
+    request: bool,
+    length: int,
+) -> int:
+    """0–100."""
+    anchor = _anchor(topics, request)
+    strength = min(emotion.strength, 5.0)
+    felt = _FELT_BASE + _FELT_PER_STRENGTH * strength
+    if strength > 0.3:
+        felt += (arousal - 40) * 0.2
+        if self_reference:
+            felt += _SELF
+        if emotion.negative > emotion.positive:
+            felt += _NEGATIVITY  # unpleasant experiences weigh more in memory
+    high, low = max(anchor, felt), min(anchor, felt)
+    value = high + _MIX * low - 2
+    if length <= 4 and strength < 1:
+        value = min(value, 10)
+    if topics["correction"] >= 1.5 and strength < 1.5:
+        value = min(value, 25)
+    return max(0, min(100, round(value)))

@@ -1,0 +1,186 @@
+"""Finding Japanese emotion words in normalised text, with negation and degree words.
+
+The scan is a greedy longest match from left to right over the lexicon's stems. A match must
+start (and, for nouns and phrases, end) on a morpheme boundary when fugashi is available, so 愛
+does not fire inside 愛知 and やった not inside やったら. Degree words (すごく, ちょっと) scale the
+next emotion word within a few characters; a degree word with nothing to modify counts as a word
+itself when the lexicon knows it (「まあまあかな」, 「すごい！」).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Final
+
+from .hits import Hit
+from .lexicon import Entry, JaLexicon
+from .negation_ja import (
+    ADJ_INFLECTION,
+    PERMISSION_WORDS,
+    conditional_after,
+    conditional_before,
+    is_negated,
+    permission_before,
+)
+
+__all__ = ["RawHit", "match_japanese"]
+
+_VERB_FORMS: Final = frozenset({"v1", "v5a", "v5i", "v5e", "v5te"})
+#: A degree word reaches an emotion word at most this many characters later.
+_DEGREE_REACH: Final = 6
+_CLAUSE_STOP: Final = frozenset("。!?、,.\n」)")
+_KANA_OR_KANJI_AFTER_STEM_OK: Final = ADJ_INFLECTION | frozenset("ー~っ")
+# A positive word followed by のに is an expectation that was let down: 楽しみにしてたのに.
+_NONI: Final = "のに"
+# 「もう」 before an unpleasant word: the speaker has had enough.
+_ENOUGH_ALREADY: Final = frozenset({"もう"})
+
+
+@dataclass(frozen=True, slots=True)
+class RawHit:
+    """A lexicon match before clause weighting."""
+
+    hit: Hit
+    end: int
+    topical: bool
+    hypothetical: bool
+    #: Emoji, kaomoji, laughter: offsets are approximate and clause weighting does not apply.
+    expressive: bool = False
+
+
+def _adj_stem_ok(text: str, end: int) -> bool:
+    if end >= len(text):
+        return True
+    ch = text[end]
+    if ch in _KANA_OR_KANJI_AFTER_STEM_OK:
+        return True
+    o = ord(ch)
+    return not (0x3040 <= o <= 0x30FF or 0x4E00 <= o <= 0x9FFF)
+
+
+def _longest(
+    text: str,
+    i: int,
+    table: Collection[str],
+    max_len: int,
+    ends: Collection[int] | None,
+    need_end: bool,
+) -> int:
+    n = len(text)
+    for length in range(min(max_len, n - i), 0, -1):
+        if text[i : i + length] in table and (not need_end or ends is None or (i + length) in ends):
+            return length
+    return 0
+
+
+def _lex_match(
+    text: str, i: int, lex: JaLexicon, ends: Collection[int] | None
+) -> tuple[int, Entry, str] | None:
+    n = len(text)
+    for length in range(min(lex.max_len, n - i), 0, -1):
+        found = lex.words.get(text[i : i + length])
+        if found is None:
+            continue
+        entry, form = found
+        end = i + length
+        if form == "adj":
+            fits = _adj_stem_ok(text, end)
+        elif form in ("na", "plain"):
+            fits = ends is None or end in ends
+        else:
+            fits = form not in _VERB_FORMS or length > 1
+        if fits:
+            return length, entry, form
+    return None
+
+
+def _make_hit(
+    text: str,
+    start: int,
+    end: int,
+    entry: Entry,
+    form: str,
+    degree: float,
+    degree_word: str = "",
+) -> RawHit:
+    negated = form != "plain" and is_negated(text, end, form)
+    score = entry.score * degree
+    if entry.term in PERMISSION_WORDS and permission_before(text, start):
+        score *= 0.1
+    tags = entry.tags
+    if negated:
+        if score > 0:
+            score, tags = -0.75 * score, ("sadness",)
+        else:
+            score, tags = -0.35 * score, ()
+    elif score > 0 and _NONI in text[end : end + 8].split("、")[0]:
+        score, tags = -0.6 * score, ("sadness", "frustration")
+    if degree_word in _ENOUGH_ALREADY and score < 0 and "resignation" not in tags:
+        tags = (*tags[:2], "resignation")  # もう疲れた, もう限界: had enough
+    hypothetical = conditional_after(text, end, form) or (
+        score > 0 and conditional_before(text, start)
+    )
+    hit = Hit(entry.term, start, score, entry.arousal, tags, negated, degree)
+    return RawHit(hit, end, entry.topical, hypothetical)
+
+
+def match_japanese(
+    text: str,
+    lex: JaLexicon,
+    starts: Collection[int] | None = None,
+    ends: Collection[int] | None = None,
+) -> list[RawHit]:
+    """Emotion hits in normalised text; ``starts``/``ends`` are allowed word boundaries."""
+    hits: list[RawHit] = []
+    n = len(text)
+    pending: tuple[float, int, int, tuple[int, Entry, str] | None] | None = None
+    i = 0
+
+    def flush() -> None:
+        nonlocal pending
+        if pending is not None and pending[3] is not None:
+            length, entry, form = pending[3]
+            hits.append(_make_hit(text, pending[1], pending[1] + length, entry, form, 1.0))
+        pending = None
+
+    while i < n:
+        ch = text[i]
+        if ch in _CLAUSE_STOP:
+            flush()
+            i += 1
+            continue
+        if starts is not None and i not in starts:
+            i += 1
+            continue
+        lex_found = _lex_match(text, i, lex, ends)
+        mod_len = _longest(text, i, lex.modifiers, lex.max_modifier_len, ends, True)
+        lex_len = lex_found[0] if lex_found else 0
+        if mod_len and mod_len >= lex_len:
+            flush()
+            word = text[i : i + mod_len]
+            own = lex_found if lex_found and lex_found[0] == mod_len else None
+            if own is None and word in lex.words:
+                entry, form = lex.words[word]
+                own = (mod_len, entry, form)
+            pending = (lex.modifiers[word], i, i + mod_len, own)
+            i += mod_len
+            continue
+        if lex_found is not None:
+            length, entry, form = lex_found
+            degree = 1.0
+            degree_word = ""
+            if pending is not None and i - pending[2] <= _DEGREE_REACH:
+                degree = pending[0]
+                degree_word = text[pending[1] : pending[2]]
+                pending = None
+            else:
+                flush()
+            hits.append(_make_hit(text, i, i + length, entry, form, degree, degree_word))
+            i += length
+            continue
+        if pending is not None and i - pending[2] > _DEGREE_REACH:
+            flush()
+        i += 1
+    flush()
+    return hits

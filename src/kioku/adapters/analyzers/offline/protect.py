@@ -1,0 +1,54 @@
+"""Explicit requests to remember (保護記憶): 「これは覚えておいて」「忘れないで」, "remember this".
+
+Only requests count. Questions about memory (「覚えてる？」, "do you remember"), the speaker's own
+forgetting (「忘れてた」, "I forgot") and the opposite request (「忘れて」) do not.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = ["is_protection_request"]
+
+# Japanese, on NFKC text. Each pattern is a request form of 覚える/忘れる/記憶/記録/メモ.
+_JA: Final = re.compile(
+    r"覚え(?:て(?:お|と)い|とい|ておけ|とけ|てて(?:ほしい|欲しい|ね|ください|くれ|もらえ)"
+    r"|て(?:ください|くれ|ほしい|欲しい|ね|もらえ|いただけ|てね)|直して|ておくように)"
+    r"|忘れ(?:ないで(?=\s*$|[ねよ!。、.,)]|ください|下さい|ほしい|欲しい|くれ|もらえ|おいて|いて)"
+    r"|ないでね|るな(?!ら)|んな(?:よ|[!。]|\s*$)|ないように(?:して|ね|!|。|\s*$)|ずに(?:いて|おいて))"
+    r"|(?:記憶|記録|メモ|保存|登録)(?:して(?:おいて|おけ|ください|ほしい|欲しい|ね|て|もらえ|くれ)"
+    r"|しといて|しておいて|しとけ)"
+    r"|メモっ(?:といて|ておいて|て(?=\s*$|[ねよ!。]))"
+    r"|(?:記憶|記録|メモ)(?:に残して|しておいてほしい)"
+    r"|(?:重要|大事|大切)だから(?:覚え|記憶|忘れ|メモ)"
+    r"|頭に入れて(?:おいて|ね|ください)"
+)
+
+# English, on lower-cased NFKC text.
+_EN: Final = re.compile(
+    r"(?:^|[.!?,;:]\s*|\bplease\s+|\band\s+|\bjust\s+|\balso\s+|\bso\s+)"
+    r"(?:remember|memori[sz]e)(?:\s+(?:this|that|it|these|my|me|the|to|for)\b|\s*[:\-])"
+    r"(?!\s+(?:time|day|night|one|guy|song|movie|when)\b)"
+    r"|\bplease\s+(?:remember|memori[sz]e|note|keep in mind|don't forget|do not forget)\b"
+    r"|(?:^|[.!?,;:]\s*|\bplease\s+|\band\s+|\bbut\s+|\bso\s+)(?:don't|do not|never) forget\b"
+    r"(?!\s+(?:about it|it)\b)"
+    r"|\bmake (?:a )?note of\b|\bnote (?:this|that|it) down\b|\bwrite (?:this|that|it) down\b"
+    r"|\bkeep (?:this|that|it) in mind\b|\bkeep in mind\b|\bcommit (?:this|that|it) to memory\b"
+    r"|\bfor future reference\b|\b(?:save|store|record) (?:this|that) (?:for|in your memory)\b"
+    r"|\bimportant\b[^.!?]{0,30}\b(?:keep|remember|save|store) (?:it|this|that)\b"
+    r"|\b(?:never|don't|do not) let me forget\b|\bremember for (?:next time|later|the future)\b"
+)
+_EN_QUESTION: Final = re.compile(r"\b(?:do|did|can|could|would|will) you (?:remember|recall)\b")
+_EN_EXPLICIT: Final = re.compile(r"\b(?:don't|do not) forget\b|\bplease remember\b")
+
+
+def is_protection_request(nfkc_text: str) -> bool:
+    """True when the user explicitly asks for this to be remembered."""
+    if _JA.search(nfkc_text):
+        return True
+    low = nfkc_text.lower().replace("’", "'")
+    if not _EN.search(low):
+        return False
+    # "Do you remember this?" asks about memory; it is not a request.
+    return not (_EN_QUESTION.search(low) and "?" in low and not _EN_EXPLICIT.search(low))

@@ -1,0 +1,128 @@
+"""One pass over a text: the views, tokens, hits and topic cues every later step needs."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from kioku.core.language import Language, detect_language
+
+from .context import Context, build_context, weigh
+from .emotion import EmotionResult, score_emotion
+from .expressive import match_expressive
+from .hits import Hit
+from .keywords import english_stopwords
+from .lexicon import en_lexicon, ja_lexicon
+from .match_en import match_english
+from .match_ja import RawHit, match_japanese
+from .text import MAX_ANALYSED_CHARS, clean, fold, garbage_share, nfkc
+from .tokenize_en import Word, tokenize_en
+from .tokenize_ja import Segmenter, Token
+from .topics import TopicScores, find_topics
+
+__all__ = ["Reading", "read_text", "shouting_words"]
+
+_SELF_JA: Final = re.compile(r"私|僕|俺|わたし|あたし|ぼく|おれ|自分|うち(?:の|は|が|も)")
+_EXCLAMATION_SCORE: Final = 0.7
+#: Text with more than this share of broken characters is treated as unreadable.
+_GARBAGE_SHARE: Final = 0.1
+_SELF_EN: Final = frozenset({"i", "me", "my", "myself", "i'm", "i've", "i'd", "i'll", "im", "ive"})
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """Everything the analyzer learned from one text."""
+
+    clean: str
+    cased: str
+    folded: str
+    language: Language
+    tokens: tuple[Token, ...]
+    words: tuple[Word, ...]
+    context: Context
+    emotion: EmotionResult
+    topics: TopicScores
+    self_reference: bool
+
+
+@functools.cache
+def shouting_words() -> frozenset[str]:
+    """Words whose capitals mean raised voice ("WHY", "NO"), unlike acronyms ("SQL")."""
+    extra = {"why", "what", "no", "yes", "stop", "help", "omg", "wtf", "lol", "now", "please"}
+    return english_stopwords() | frozenset(en_lexicon().words) | frozenset(extra)
+
+
+def _boundaries(tokens: list[Token], text: str) -> tuple[set[int], set[int]]:
+    starts = {t.start for t in tokens}
+    ends = {t.end for t in tokens}
+    starts.add(0)
+    ends.add(len(text))
+    return starts, ends
+
+
+def _exclamation_cue(folded: str, language: Language, hits: list[Hit]) -> Hit | None:
+    """In Japanese chat 「！」 with no negative word marks excitement (「明日から三連休！！」)."""
+    if language != "ja" or "!" not in folded or "?" in folded:
+        return None
+    if any(h.score < -0.3 for h in hits) or sum(h.score for h in hits) >= 1.5:
+        return None
+    return Hit("!", folded.index("!"), _EXCLAMATION_SCORE, 2, ("excitement", "joy"))
+
+
+def read_text(
+    text: str, segmenter: Segmenter, *, limit: int = MAX_ANALYSED_CHARS, feelings: bool = True
+) -> Reading:
+    """Analyse ``text`` (a user or assistant message) up to ``limit`` characters.
+
+    With ``feelings=False`` only language, tokens and topics are read (for the assistant's
+    reply, whose wording does not decide the memory's emotion).
+    """
+    cleaned = clean(text, limit)
+    cased = nfkc(cleaned)
+    folded = fold(cased)
+    language = detect_language(cleaned)
+    unreadable = garbage_share(text) > _GARBAGE_SHARE
+    if unreadable:
+        language = "other"
+    stop = english_stopwords()
+    tokens: list[Token] = []
+    starts: set[int] | None = None
+    ends: set[int] | None = None
+    raw: list[RawHit] = []
+    if language in ("ja", "mixed"):
+        tokens = segmenter(cased)
+        if segmenter.name == "fugashi":
+            starts, ends = _boundaries(tokens, cased)
+        # Script runs are too coarse for boundaries (超嬉しい is one kanji run): match anywhere.
+        if feelings:
+            raw.extend(match_japanese(folded, ja_lexicon(), starts, ends))
+    words = tokenize_en(cased) if language != "other" else []
+    if feelings and language in ("en", "mixed"):
+        raw.extend(match_english(words, en_lexicon(), stop))
+    if feelings and not unreadable:
+        raw.extend(match_expressive(cleaned))
+    topics = find_topics(folded, starts, words, stop, language)
+    context = build_context(folded, cased, language, work=topics["work"] >= 1.5)
+    hits = weigh(raw, context)
+    excited = _exclamation_cue(folded, language, hits)
+    if excited is not None:
+        hits.append(excited)
+    emotion = score_emotion(hits)
+    if language == "en":
+        self_ref = any(w.low in _SELF_EN for w in words)
+    else:
+        self_ref = bool(_SELF_JA.search(cased)) or any(w.low in _SELF_EN for w in words)
+    return Reading(
+        clean=cleaned,
+        cased=cased,
+        folded=folded,
+        language=language,
+        tokens=tuple(tokens),
+        words=tuple(words),
+        context=context,
+        emotion=emotion,
+        topics=topics,
+        self_reference=self_ref,
+    )

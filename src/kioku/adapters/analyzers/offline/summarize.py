@@ -1,0 +1,264 @@
+"""Extractive, rule-based compression (spec 000, 三段階圧縮モデル › 圧縮方法).
+
+* :func:`shorten` and :func:`gist` cut a long message down for a Level 1 memory (trigger, content)
+  by keeping its most informative sentences in their original order.
+* :func:`summarize_pair` is Level 1 → 2: trigger in 1–2 sentences, content in 2–3, about a third
+  of the original length; names, technical terms, numbers and the feeling are kept. Short text is
+  compressed at the clause level, and a short question becomes a headline (「MongoDBの相談」).
+* :func:`extract_keywords_pair` is Level 2 → 3: 2–3 keywords per field, comma-separated, names
+  and technical terms first.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Final
+
+from kioku.core.language import detect_language
+from kioku.ports.analyzer import Compressed
+
+from .clauses import Important, compress_sentence_en, compress_sentence_ja
+from .keywords import Candidate, keywords_en, keywords_ja, rank_keywords
+from .lexicon import en_lexicon, ja_lexicon
+from .match_en import match_english
+from .match_ja import match_japanese
+from .text import MAX_ANALYSED_CHARS, clean, fold, nfkc, split_sentences
+from .tokenize_en import tokenize_en
+from .tokenize_ja import Segmenter
+
+__all__ = ["extract_keywords_pair", "gist", "shorten", "summarize_pair"]
+
+PLACEHOLDER: Final = "(empty)"
+#: Keyword score of a name or technical term (MongoDB, ストレージ), as opposed to a plain noun.
+_STRONG: Final = 1.8
+#: Lexicon strength of a word that carries the memory's feeling (安心, relieved).
+_FELT: Final = 1.5
+#: Level 2 keeps about this share of a field's characters.
+RATIO: Final = 0.3
+_MIN_BUDGET: Final = {"ja": 12, "en": 40}
+_MAX_BUDGET: Final = {"trigger": 160, "content": 320}
+_MAX_SENTENCES: Final = {"trigger": 2, "content": 3}
+_NUMBER: Final = re.compile(r"\d")
+_QUESTION_JA: Final = re.compile(r"[?？]|教えて|とは|なに|何|どう|ですか|かな")
+_ADVICE_JA: Final = re.compile(r"どう思う|どうすれば|べき|相談|迷って|どっち|どちら|どうしたら")
+_REQUEST_JA: Final = re.compile(r"て(?:ください|ほしい|くれ|もらえ)|お願い|して$|しといて")
+_QUESTION_EN: Final = re.compile(
+    r"\?|^(?:what|how|why|when|where|which|who|is|are|do|does|can)\b", re.I
+)
+_ADVICE_EN: Final = re.compile(
+    r"\bshould (?:i|we)\b|\bwhat do you think\b|\bwhich (?:one|is better)\b|\badvice\b", re.I
+)
+_REQUEST_EN: Final = re.compile(r"^(?:please|can you|could you|would you)\b|\bplease\b", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class _Field:
+    text: str
+    lang: str
+    sentences: list[str]
+    candidates: dict[str, Candidate]
+
+
+def _lang(text: str) -> str:
+    lang = detect_language(text)
+    return "ja" if lang in ("ja", "mixed") else "en"
+
+
+def _read(text: str, segmenter: Segmenter) -> _Field:
+    lang = _lang(text)
+    cased = nfkc(text)
+    cands = keywords_ja(cased, segmenter) if lang == "ja" else keywords_en(cased)
+    return _Field(text, lang, split_sentences(text), cands)
+
+
+def _strong_terms(field: _Field) -> list[str]:
+    return [c.text for c in field.candidates.values() if c.score >= _STRONG]
+
+
+def _has_feeling(piece: str, lang: str) -> bool:
+    folded = fold(nfkc(piece))
+    if lang == "ja":
+        hits = match_japanese(folded, ja_lexicon())
+    else:
+        hits = match_english(tokenize_en(nfkc(piece)), en_lexicon(), frozenset())
+    # Degree words do not decide whether there is a feeling: 「少し安心」 still is one.
+    return any(abs(h.hit.score) >= _FELT * min(h.hit.degree, 1.0) and not h.topical for h in hits)
+
+
+def _important(field: _Field) -> Important:
+    """Does a piece of text carry a name, a technical term, a number or a feeling?"""
+    strong = _strong_terms(field)
+
+    def important(piece: str) -> bool:
+        return (
+            any(term in piece for term in strong)
+            or bool(_NUMBER.search(piece))
+            or _has_feeling(piece, field.lang)
+        )
+
+    return important
+
+
+def _sentence_score(sentence: str, index: int, field: _Field, role: str) -> float:
+    score = 0.0
+    low = sentence.lower()
+    for cand in field.candidates.values():
+        if cand.text.lower() in low:
+            score += 0.6 * cand.score if cand.score >= _STRONG else 0.1
+    score += min(len(_NUMBER.findall(sentence)), 2) * 0.5
+    if _has_feeling(sentence, field.lang):
+        score += 1.5
+    if index == 0:
+        score += 1.0 if role == "trigger" else 0.4
+    return score / (1.0 + len(sentence) / (120 if field.lang == "ja" else 300))
+
+
+def _cut(text: str, limit: int) -> str:
+    if len(text) <= limit:
+        return text
+    head = text[: max(1, limit - 1)]
+    for stop in ("、", ", ", " "):
+        cut = head.rfind(stop)
+        if cut >= limit // 2:
+            head = head[:cut]
+            break
+    return head.rstrip(" 、,") + "…"
+
+
+def shorten(text: str, limit: int) -> str:
+    """``text`` itself when it fits ``limit``; else its best sentences, in order, within it."""
+    text = clean(text, MAX_ANALYSED_CHARS)
+    if len(text) <= limit:
+        return text or PLACEHOLDER
+    sentences = split_sentences(text)
+    field = _Field(text, _lang(text[:2000]), sentences, {})
+    scored = sorted(
+        range(len(sentences)),
+        key=lambda i: (-(_sentence_score(sentences[i], i, field, "content")), i),
+    )
+    chosen = {0}
+    used = len(sentences[0]) if sentences else 0
+    for i in scored:
+        if i in chosen:
+            continue
+        if used + len(sentences[i]) + 1 > limit:
+            continue
+        chosen.add(i)
+        used += len(sentences[i]) + 1
+    sep = "" if field.lang == "ja" else " "
+    out = sep.join(sentences[i] for i in sorted(chosen))
+    return _cut(out, limit) or PLACEHOLDER
+
+
+def gist(text: str, limit: int = 80) -> str:
+    """A short extractive trigger for a turn that has only the user's words."""
+    text = clean(text, MAX_ANALYSED_CHARS)
+    sentences = split_sentences(text)
+    if not sentences:
+        return PLACEHOLDER
+    return _cut(sentences[0], limit)
+
+
+def _headline(field: _Field) -> str | None:
+    """「MongoDBの相談」, "Question about MongoDB": a short question or request as a headline."""
+    # One topic word for a short question, up to three for a longer one.
+    count = 1 if len(field.text) < 60 else 2 if len(field.text) < 150 else 3
+    ranked = rank_keywords(field.candidates.values(), count)
+    if not ranked:
+        return None
+    topic = ("・" if field.lang == "ja" else ", ").join(ranked)
+    text = field.text
+    if field.lang == "ja":
+        if _ADVICE_JA.search(text):
+            return f"{topic}の相談"
+        if _QUESTION_JA.search(text):
+            return f"{topic}の質問"
+        if _REQUEST_JA.search(text):
+            return f"{topic}の依頼"
+        return None
+    if _ADVICE_EN.search(text):
+        return f"Asked for advice on {topic}."
+    if _REQUEST_EN.search(text):
+        return f"Asked for help with {topic}."
+    if _QUESTION_EN.search(text):
+        return f"Asked about {topic}."
+    return None
+
+
+def _compress_field(text: str, role: str, segmenter: Segmenter) -> str:
+    text = clean(text, MAX_ANALYSED_CHARS)
+    if not text:
+        return PLACEHOLDER
+    field = _read(text, segmenter)
+    important = _important(field)
+    sentences = field.sentences or [text]
+    budget = min(max(int(len(text) * RATIO), _MIN_BUDGET[field.lang]), _MAX_BUDGET[role])
+
+    def squeeze(sentence: str) -> str:
+        if field.lang == "ja":
+            return compress_sentence_ja(sentence, important, segmenter)
+        return compress_sentence_en(sentence, important)
+
+    order = sorted(
+        range(len(sentences)),
+        key=lambda i: (-_sentence_score(sentences[i], i, field, role), i),
+    )
+    chosen: dict[int, str] = {}
+    used = 0
+    for i in order[: _MAX_SENTENCES[role] * 3]:
+        short = squeeze(sentences[i])
+        if chosen and used + len(short) + 1 > budget:
+            continue
+        chosen[i] = short
+        used += len(short) + 1
+        if len(chosen) >= _MAX_SENTENCES[role]:
+            break
+    felt = next((i for i in order[:50] if _has_feeling(sentences[i], field.lang)), None)
+    if (
+        felt is not None
+        and felt not in chosen
+        and not any(_has_feeling(sentences[i], field.lang) for i in chosen)
+    ):
+        # The feeling is part of the memory: keep its best sentence even past the budget.
+        chosen[felt] = squeeze(sentences[felt])
+        while len(chosen) > _MAX_SENTENCES[role]:
+            del chosen[max((i for i in chosen if i != felt), key=order.index)]
+    sep = "。" if field.lang == "ja" else " "
+    out = sep.join(chosen[i] for i in sorted(chosen))
+    if len(out) > budget * 1.5 and len(sentences) <= 2:
+        headline = _headline(field)
+        if headline is not None and len(headline) < len(out):
+            out = headline
+    if len(out) > _MAX_BUDGET[role] * 1.5:
+        out = _cut(out, int(_MAX_BUDGET[role] * 1.5))
+    if not out or len(out) >= len(text):
+        return text
+    return out
+
+
+def summarize_pair(trigger: str, content: str, segmenter: Segmenter) -> Compressed:
+    """Level 1 → 2."""
+    return Compressed(
+        trigger=_compress_field(trigger, "trigger", segmenter),
+        content=_compress_field(content, "content", segmenter),
+    )
+
+
+def _field_keywords(text: str, segmenter: Segmenter) -> str:
+    text = clean(text, MAX_ANALYSED_CHARS)
+    if not text:
+        return PLACEHOLDER
+    field = _read(text, segmenter)
+    ranked = rank_keywords(field.candidates.values(), 3)
+    if not ranked:
+        return _cut(text, 20)
+    return ", ".join(ranked)
+
+
+def extract_keywords_pair(trigger: str, content: str, segmenter: Segmenter) -> Compressed:
+    """Level 2 → 3."""
+    return Compressed(
+        trigger=_field_keywords(trigger, segmenter),
+        content=_field_keywords(content, segmenter),
+    )

@@ -1,0 +1,155 @@
+"""Topic cues (decision, work, family, health, loss, …) found in a turn.
+
+They decide the category and anchor intensity to the spec's situation guide (付録：感情強度
+スコアリングの例). Japanese cues are matched as substrings starting on a word boundary, English
+cues as words (with their inflections) or phrases.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import defaultdict
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Final
+
+from .lexicon import phrase_index, read_data
+from .text import fold, nfkc
+from .tokenize_en import Word, stem_candidates
+
+__all__ = ["TOPICS", "TopicScores", "find_topics"]
+
+_TECH: Final = re.compile(
+    r"^(?:[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}[a-z]?s?|\w+\.(?:js|ts|py|rs|go|json|md|"
+    r"yml|yaml|toml|sql|sh|css|html)|\w+(?:\.\w+)+\(\)|[A-Za-z]+[0-9]+[A-Za-z0-9]*)$"
+)
+
+TOPICS: Final = (
+    "decision",
+    "work",
+    "personal",
+    "health",
+    "loss",
+    "trauma",
+    "milestone",
+    "casual",
+    "pet",
+    "ack",
+    "correction",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicScores:
+    """Summed cue weights per topic, and the first position each topic was seen at."""
+
+    scores: dict[str, float]
+    cues: tuple[str, ...]
+
+    def __getitem__(self, topic: str) -> float:
+        return self.scores.get(topic, 0.0)
+
+
+@dataclass(frozen=True, slots=True)
+class _Tables:
+    ja: dict[str, tuple[str, float]]
+    ja_max: int
+    en_words: dict[str, tuple[str, float]]
+    en_phrases: dict[tuple[str, ...], tuple[str, float]]
+    en_starts: dict[str, tuple[int, ...]]
+
+
+@functools.cache
+def _tables() -> _Tables:
+    ja: dict[str, tuple[str, float]] = {}
+    for term, topic, weight in read_data("topics_ja.tsv"):
+        ja[fold(nfkc(term))] = (topic, float(weight))
+    words: dict[str, tuple[str, float]] = {}
+    phrases: dict[tuple[str, ...], tuple[str, float]] = {}
+    for term, topic, weight in read_data("topics_en.tsv"):
+        parts = tuple(term.lower().split())
+        if len(parts) == 1:
+            words[parts[0]] = (topic, float(weight))
+        else:
+            phrases[parts] = (topic, float(weight))
+    return _Tables(ja, max(map(len, ja)), words, phrases, phrase_index(list(phrases)))
+
+
+def _find_ja(
+    text: str, starts: Collection[int] | None, out: dict[str, float], cues: list[str]
+) -> None:
+    tables = _tables()
+    n = len(text)
+    i = 0
+    while i < n:
+        if starts is not None and i not in starts:
+            i += 1
+            continue
+        for length in range(min(tables.ja_max, n - i), 0, -1):
+            found = tables.ja.get(text[i : i + length])
+            if found is not None:
+                out[found[0]] += found[1]
+                cues.append(text[i : i + length])
+                i += length
+                break
+        else:
+            i += 1
+
+
+def _find_en(
+    words: list[Word], stop: frozenset[str], out: dict[str, float], cues: list[str]
+) -> None:
+    tables = _tables()
+    i = 0
+    n = len(words)
+    while i < n:
+        matched = 0
+        for length in tables.en_starts.get(words[i].low, ()):
+            if i + length > n:
+                continue
+            key = tuple(w.low for w in words[i : i + length])
+            found = tables.en_phrases.get(key)
+            if found is not None:
+                out[found[0]] += found[1]
+                cues.append(" ".join(key))
+                matched = length
+                break
+        if matched:
+            i += matched
+            continue
+        low = words[i].low
+        candidates = (low,) if low in stop else stem_candidates(low)
+        for cand in candidates:
+            found = tables.en_words.get(cand)
+            if found is not None:
+                out[found[0]] += found[1]
+                cues.append(cand)
+                break
+        i += 1
+
+
+def _technical_tokens(words: list[Word], stop: frozenset[str]) -> float:
+    """camelCase, ALLCAPS acronyms, dotted names and file names are signs of technical work."""
+    count = sum(1 for w in words if w.is_word and w.low not in stop and _TECH.match(w.text))
+    return min(count, 3) * 0.8
+
+
+def find_topics(
+    folded: str,
+    starts: Collection[int] | None,
+    words: list[Word],
+    stop: frozenset[str],
+    lang: str,
+) -> TopicScores:
+    """Topic cue weights in a turn (Japanese from ``folded``, English from ``words``)."""
+    out: dict[str, float] = defaultdict(float)
+    cues: list[str] = []
+    if lang in ("ja", "mixed", "other"):
+        _find_ja(folded, starts, out, cues)
+    if lang in ("en", "mixed") or (lang == "ja" and words):
+        _find_en(words, stop, out, cues)
+        tech = _technical_tokens(words, stop)
+        if tech:
+            out["work"] += tech
+    return TopicScores(dict(out), tuple(cues))

@@ -1,0 +1,174 @@
+"""Commands on conversation turns: remember (analyse and store) and analyze (only analyse)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Iterator
+from datetime import datetime
+from typing import IO, Any
+
+import click
+
+from kioku.core.serialize import memory_to_dict
+from kioku.core.timefmt import parse_ts
+from kioku.errors import KiokuError
+from kioku.interfaces.cli.render import echo_json, excerpt
+from kioku.interfaces.cli.state import CliState
+from kioku.ports.analyzer import Analysis
+
+__all__ = ["COMMANDS", "analysis_to_dict"]
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+
+
+def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
+    """The analysis in the spec's LLM output format, plus protection, language and analyzer."""
+    return {
+        "emotional_intensity": analysis.intensity,
+        "emotional_valence": analysis.valence.value,
+        "emotional_arousal": analysis.arousal,
+        "emotional_tags": list(analysis.tags),
+        "category": analysis.category,
+        "keywords": list(analysis.keywords),
+        "trigger": analysis.trigger,
+        "content": analysis.content,
+        "protected": analysis.protected,
+        "language": analysis.language,
+        "analyzer": analysis.analyzer,
+        "warnings": list(analysis.warnings),
+    }
+
+
+def _warn(message: str) -> None:
+    click.echo(f"kioku: warning: {message}", err=True)
+
+
+def _describe(analysis: Analysis) -> str:
+    tags = ", ".join(analysis.tags) or "-"
+    return (
+        f"{analysis.category}, intensity {analysis.intensity}, "
+        f"{analysis.valence.value} (arousal {analysis.arousal}), tags {tags}"
+        + (", protected" if analysis.protected else "")
+    )
+
+
+@click.command("remember")
+@click.option("--user", "user_text", required=True, help="What the user said.")
+@click.option("--assistant", "assistant_text", default="", help="What the assistant replied.")
+@click.option("--at", "at", metavar="ISO", help="When it was said (ISO 8601; default now).")
+@click.option("--session", "session_id", metavar="ID", help="Session the turn belongs to.")
+@json_option
+@click.pass_obj
+def remember_cmd(
+    state: CliState,
+    user_text: str,
+    assistant_text: str,
+    at: str | None,
+    session_id: str | None,
+    as_json: bool,
+) -> None:
+    """Analyse one conversation turn and store it as a memory.
+
+    The configured analyzer (offline by default, or an LLM from [llm]) decides the
+    emotion, category, keywords and protection. If an LLM provider fails, the offline
+    analyzer stands in and a warning is printed: the turn is never lost.
+    """
+    with state.open(on_warning=_warn) as kioku:
+        created: datetime | None = None
+        if at is not None:
+            try:
+                created = parse_ts(at, kioku.clock.tz)
+            except ValueError as exc:
+                raise click.BadParameter(
+                    f"{exc}; use e.g. 2025-01-15T14:30:52+09:00", param_hint="--at"
+                ) from None
+        memory, analysis = kioku.remember_turn(
+            user_text, assistant_text, at=created, session_id=session_id
+        )
+    if as_json:
+        data = memory_to_dict(memory)
+        data["analysis"] = analysis_to_dict(analysis)
+        echo_json(data)
+    else:
+        click.echo(f"{memory.id}  {_describe(analysis)}")
+
+
+def _jsonl_records(handle: IO[str]) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """(line number, record or an error message) for each non-blank line."""
+    for number, line in enumerate(handle, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield number, f"line {number} is not JSON ({exc.msg})"
+            continue
+        if not isinstance(record, dict) or not isinstance(record.get("user", ""), str):
+            yield number, f'line {number} must be an object with a "user" string'
+            continue
+        if not isinstance(record.get("assistant", ""), str):
+            yield number, f'line {number}: "assistant" must be a string'
+            continue
+        yield number, record
+
+
+@click.command("analyze")
+@click.option("--user", "user_text", help="What the user said.")
+@click.option("--assistant", "assistant_text", default="", help="What the assistant replied.")
+@click.option(
+    "--jsonl",
+    "jsonl",
+    type=click.File("r", encoding="utf-8", errors="replace"),
+    help='A file (or - for stdin) of {"user": ..., "assistant": ...} lines: one result each.',
+)
+@json_option
+@click.pass_obj
+def analyze_cmd(
+    state: CliState,
+    user_text: str | None,
+    assistant_text: str,
+    jsonl: IO[str] | None,
+    as_json: bool,
+) -> None:
+    """Show how a turn would be understood, without storing anything.
+
+    With --jsonl, print one JSON result per input line, in order; a line that cannot be
+    read gives {"line": N, "error": ...} and the command exits 1 at the end.
+    """
+    if (user_text is None) == (jsonl is None):
+        raise click.UsageError("give either --user (and --assistant) or --jsonl FILE")
+    with state.open(on_warning=_warn) as kioku:
+        if user_text is not None:
+            analysis = kioku.analyze(user_text, assistant_text)
+            if as_json:
+                echo_json(analysis_to_dict(analysis))
+                return
+            click.echo(_describe(analysis))
+            click.echo(f"keywords: {', '.join(analysis.keywords) or '-'}")
+            click.echo(f"trigger:  {excerpt(analysis.trigger, 200)}")
+            click.echo(f"content:  {excerpt(analysis.content, 200)}")
+            click.echo(f"language: {analysis.language}; analyzer: {analysis.analyzer}")
+            return
+        assert jsonl is not None
+        failures = 0
+        for number, record in _jsonl_records(jsonl):
+            if isinstance(record, str):
+                failures += 1
+                out: dict[str, Any] = {"line": number, "error": record}
+            else:
+                try:
+                    result = kioku.analyze(record.get("user", ""), record.get("assistant", ""))
+                    out = {"line": number, **analysis_to_dict(result)}
+                except KiokuError as exc:
+                    failures += 1
+                    out = {"line": number, "error": str(exc)}
+                if "id" in record:
+                    out["id"] = record["id"]
+            sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+        if failures:
+            click.echo(f"kioku: {failures} line(s) could not be analysed", err=True)
+            raise click.exceptions.Exit(1)
+
+
+COMMANDS = [remember_cmd, analyze_cmd]

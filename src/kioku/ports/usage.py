@@ -1,0 +1,41 @@
+"""Token usage of paid providers, recorded per call for ``kioku stats --cost``."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Literal, Protocol, runtime_checkable
+
+__all__ = ["Purpose", "Usage", "UsageSink", "UsageTotal"]
+
+#: What a call was for; the rows of the spec's cost table (年間コスト見積もり).
+Purpose = Literal["analyze", "summarize", "keywords", "embed"]
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    provider: str
+    model: str
+    purpose: Purpose
+    input_tokens: int
+    output_tokens: int
+    at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class UsageTotal:
+    provider: str
+    model: str
+    purpose: Purpose
+    calls: int
+    input_tokens: int
+    output_tokens: int
+    first_at: datetime
+    last_at: datetime
+
+
+@runtime_checkable
+class UsageSink(Protocol):
+    def record_usage(self, usage: Usage) -> None:
+        """Keep one call's usage. Must not raise for storage trouble that can wait."""
+        ...
