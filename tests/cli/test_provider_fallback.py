@@ -76,3 +76,13 @@ def test_an_unreachable_base_url_fails_at_startup(home: Path) -> None:
     assert result.code == 2
     assert "llm.base_url" in result.err
     assert not (home / "memories.db").exists()
+
+
+def test_the_fallback_warning_is_said_once(home: Path) -> None:
+    with FakeLlmServer() as server:
+        server.script(Reply.answer("nope"), Reply.answer("nope"))
+        result = run_kioku(
+            "--home", str(home), "remember", "--user", "hi there", env=_env(server, "ollama")
+        )
+    assert result.code == 0, result.err
+    assert result.err.count("offline analyzer analysed this turn") == 1

@@ -139,3 +139,32 @@ def test_missing_api_key_fails_at_startup_naming_the_variable(home: Path) -> Non
     result = run_kioku("--home", str(home), "analyze", "--user", "hi", env=env)
     assert result.code == 2
     assert "ANTHROPIC_API_KEY" in result.err
+
+
+def test_compress_spec_level1_example_is_70_percent_shorter(kioku: Run, home: Path) -> None:
+    result = kioku(
+        "compress",
+        "--trigger",
+        "「記憶システムのストレージ、MongoDBにしたらどう思う？」と聞かれた",
+        "--content",
+        "技術選定について意見を求められた。JSONで十分という結論になり、"
+        "設計の妥当性が確認できて少し安心した",
+        "--json",
+    )
+    assert result.code == 0, result.err
+    data = result.json()
+    assert data["reduction"] >= 0.70
+    assert "MongoDB" in data["trigger"] + data["content"]
+    assert "JSON" in data["trigger"] + data["content"]
+    assert not home.exists()  # nothing stored
+
+
+def test_compress_to_keywords(kioku: Run) -> None:
+    result = kioku(
+        "compress", "--to", "3", "--trigger", "Python文法について質問を受けた",
+        "--content", "リスト内包表記について説明した", "--json",
+    )  # fmt: skip
+    assert result.code == 0, result.err
+    data = result.json()
+    assert "Python" in data["trigger"]
+    assert 2 <= len(data["content"].split(", ")) <= 3

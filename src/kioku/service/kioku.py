@@ -26,7 +26,7 @@ from kioku.errors import (
     ProtectedMemoryError,
     ProtectionLimitError,
 )
-from kioku.ports.analyzer import Analysis, Analyzer, Turn
+from kioku.ports.analyzer import Analysis, Analyzer, Compressed, Turn
 from kioku.ports.clock import Clock
 from kioku.ports.store import IntegrityReport, MemoryFilter, MemoryPatch, Order, Store, StoreStats
 from kioku.ports.usage import Usage
@@ -265,6 +265,14 @@ class Kioku:
         """What the analyzer understands of a turn, without storing anything."""
         return self.analyzer.analyze(Turn(user=user, assistant=assistant))
 
+    def compress(self, trigger: str, content: str, level: int) -> Compressed:
+        """The text a memory would have at ``level`` (2: summary, 3: keywords), not stored."""
+        if level == Level.SUMMARY:
+            return self.analyzer.summarize(trigger, content)
+        if level == Level.TRACE:
+            return self.analyzer.extract_keywords(trigger, content)
+        raise ValueError(f"compression goes to level 2 or 3, not {level}")
+
     def remember_turn(
         self,
         user: str,
@@ -281,9 +289,9 @@ class Kioku:
         and a turn that asks to be remembered while the protected-memory cap is reached is
         stored unprotected, with a warning.
         """
+        # Provider fallbacks reach ``on_warning`` through the analyzer's own callback and are
+        # listed in ``analysis.warnings``.
         analysis = self.analyzer.analyze(Turn(user=user, assistant=assistant, at=at))
-        for warning in analysis.warnings:
-            self._warn(warning)
         draft = draft_from_analysis(
             analysis,
             at=at,

@@ -171,4 +171,44 @@ def analyze_cmd(
             raise click.exceptions.Exit(1)
 
 
-COMMANDS = [remember_cmd, analyze_cmd]
+@click.command("compress")
+@click.option("--trigger", required=True, help="The memory's trigger (what prompted it).")
+@click.option("--content", required=True, help="The memory's content.")
+@click.option(
+    "--to",
+    "level",
+    type=click.IntRange(2, 3),
+    default=2,
+    show_default=True,
+    help="2: a Level 1→2 summary; 3: Level 2→3 keywords.",
+)
+@json_option
+@click.pass_obj
+def compress_cmd(state: CliState, trigger: str, content: str, level: int, as_json: bool) -> None:
+    """Show how the analyzer compresses a memory's text, without storing anything.
+
+    This is what the nightly batch does when a memory's score falls to the next level.
+    """
+    with state.open(on_warning=_warn) as kioku:
+        out = kioku.compress(trigger, content, level)
+    before = len(trigger) + len(content)
+    after = len(out.trigger) + len(out.content)
+    reduction = 1 - after / before if before else 0.0
+    if as_json:
+        echo_json(
+            {
+                "level": level,
+                "trigger": out.trigger,
+                "content": out.content,
+                "characters_before": before,
+                "characters_after": after,
+                "reduction": round(reduction, 4),
+            }
+        )
+        return
+    click.echo(f"trigger:  {out.trigger}")
+    click.echo(f"content:  {out.content}")
+    click.echo(f"{before} → {after} characters ({reduction:.0%} shorter)")
+
+
+COMMANDS = [remember_cmd, analyze_cmd, compress_cmd]

@@ -1,0 +1,122 @@
+"""Recall scoring of spec 000 (参照方法, 感情共鳴, 参照優先度の計算). Pure functions.
+
+``priority = retention × relevance × (1 + w·recall_count) + α × resonance × retention``
+
+Every part of the score is kept in :class:`Priority`, so ``kioku recall --explain`` can show
+each component and they add up to the final score.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from kioku.config.schema import ResonanceConfig
+from kioku.core.model import Valence
+
+__all__ = [
+    "EmotionState",
+    "Priority",
+    "mentions_the_past",
+    "priority",
+    "reciprocal_rank_fusion",
+    "resonance",
+    "select_results",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class EmotionState:
+    """The current emotion carried through a session (現在の感情の取得): the emotion of the
+    memory generated or recalled last; none at the start of a session."""
+
+    valence: Valence
+    arousal: int
+    tags: tuple[str, ...]
+
+
+def resonance(current: EmotionState | None, memory: EmotionState, cfg: ResonanceConfig) -> float:
+    """感情共鳴スコア = valence bonus + arousal proximity bonus + tag overlap (0 without a
+    current emotion)."""
+    if current is None:
+        return 0.0
+    score = cfg.valence_match_bonus if current.valence == memory.valence else 0.0
+    gap = abs(current.arousal - memory.arousal) / 100.0
+    score += max(0.0, cfg.arousal_proximity_bonus * (1.0 - gap))
+    if current.tags and memory.tags:
+        shared = len(set(current.tags) & set(memory.tags))
+        score += (
+            shared / max(len(set(current.tags)), len(set(memory.tags))) * (cfg.tags_overlap_weight)
+        )
+    return score
+
+
+@dataclass(frozen=True, slots=True)
+class Priority:
+    """The parts of a recall priority. ``base + resonance_term == final``."""
+
+    relevance: float
+    retention: float
+    recall_weight: float
+    base: float
+    resonance: float
+    resonance_term: float
+    final: float
+
+
+def priority(
+    relevance: float,
+    retention: float,
+    recall_count: int,
+    resonance_score: float,
+    *,
+    recall_count_weight: float,
+    alpha: float,
+) -> Priority:
+    """参照優先度: ``retention × relevance × (1 + w·recall_count) + α × resonance × retention``.
+
+    ``relevance`` is the query match in [0, 1] (the spec's キーワード一致度); negative
+    similarities count as no match.
+    """
+    rel = max(0.0, relevance)
+    weight = 1.0 + recall_count_weight * max(0, recall_count)
+    base = retention * rel * weight
+    term = alpha * resonance_score * retention
+    return Priority(rel, retention, weight, base, resonance_score, term, base + term)
+
+
+_PAST_JA = re.compile(
+    r"前回|以前|この前|こないだ|この間|先日|昨日|きのう|前に|さっき|最近|先週|先月"
+)
+_PAST_EN = re.compile(
+    r"\b(last time|before|previously|earlier|yesterday|the other day|recently|last week|"
+    r"last month|we talked|you said|i told you|remember when)\b",
+    re.IGNORECASE,
+)
+
+
+def mentions_the_past(query: str) -> bool:
+    """Whether the query refers back in time (時系列参照).
+
+    「前回」「以前」「この前」 and the like, "last time", "before", "yesterday"."""
+    return bool(_PAST_JA.search(query) or _PAST_EN.search(query))
+
+
+def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60) -> dict[str, float]:
+    """RRF: each id scores ``Σ 1 / (k + rank)`` over the rankings it appears in (rank from 1)."""
+    fused: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, item in enumerate(ranking, start=1):
+            fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
+    return fused
+
+
+def select_results(scores: Sequence[tuple[str, float]], top_k: int, threshold: float) -> list[str]:
+    """The spec's selection (memory_retrieval.py): the top ``top_k`` at or above ``threshold``
+    when there are that many; otherwise the top ``top_k`` of everything with a positive score
+    (the fallback when too few pass the threshold)."""
+    ranked = sorted(scores, key=lambda item: (-item[1], item[0]))
+    above = [item for item in ranked if item[1] >= threshold]
+    pool = above if len(above) >= top_k else [item for item in ranked if item[1] > 0]
+    return [item_id for item_id, _ in pool[:top_k]]

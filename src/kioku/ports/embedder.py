@@ -1,0 +1,34 @@
+"""The Embedder port: text to vectors, with the model that made them.
+
+Every vector kioku stores records ``model_id`` and ``dim``; vectors of different models are
+never compared. Implementations return L2-normalised float32 rows, so a dot product is the
+cosine similarity (spec 000, コサイン類似度の計算).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["Embedder", "Vectors"]
+
+#: A ``(n, dim)`` float32 matrix of L2-normalised rows (a zero row for text with no features).
+Vectors = npt.NDArray[np.float32]
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    @property
+    def model_id(self) -> str:
+        """Names the model and everything that changes its vectors, e.g. ``offline:hash-v1-256``."""
+        ...
+
+    @property
+    def dim(self) -> int: ...
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """One normalised row per text, in order. Deterministic for a given ``model_id``."""
+        ...
