@@ -132,6 +132,7 @@ class Kioku:
 
     @property
     def store(self) -> Store:
+        """The store, opened on first use (creating the home and database if needed)."""
         if self._store is None:
             assert self._store_factory is not None
             self._store = self._store_factory()
@@ -162,9 +163,11 @@ class Kioku:
 
     @property
     def db_path(self) -> Path | None:
+        """The SQLite file of this home (None for a store given directly)."""
         return None if self.home is None else self.home / DB_FILENAME
 
     def close(self) -> None:
+        """Close the store; the object can be opened again by using it."""
         if self._store is not None:
             self._store.close()
             self._store = None
@@ -377,6 +380,7 @@ class Kioku:
         )
 
     def count(self, *, archived: bool | None = None) -> int:
+        """How many memories this scope has (only archived, only active, or all for None)."""
         return self.store.count(self._scoped(archived=archived))
 
     def explain(self, memory: Memory | str) -> RetentionExplanation:
@@ -385,6 +389,7 @@ class Kioku:
         return explain_retention(mem, self.config, self.clock.now())
 
     def stats(self) -> Stats:
+        """Counts per level and category, protection and the store size, for this scope."""
         return Stats(
             store=self.store.stats(self.user_id, self.agent_id),
             max_protected=self.config.protection.max_protected_memories,
@@ -423,6 +428,7 @@ class Kioku:
         return self.get(memory_id)
 
     def unprotect(self, memory_id: str) -> Memory:
+        """Remove a memory's protection; it fades like any other from the next batch."""
         with self.store.atomic():
             memory = self.get(memory_id)
             if memory.protected:
@@ -444,7 +450,9 @@ class Kioku:
     # -- maintenance -----------------------------------------------------------------------
 
     def check(self) -> IntegrityReport:
+        """Integrity, schema version and file permissions of the store."""
         return self.store.check_integrity()
 
     def backup(self, target: Path) -> None:
+        """Write a consistent copy of the store to ``target``, safe while others write."""
         self.store.backup(target)
