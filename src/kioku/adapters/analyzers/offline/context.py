@@ -52,7 +52,7 @@ _HYPOTHETICAL: Final = 0.35
 _QUOTED_IN_REQUEST: Final = 0.2
 _QUOTED: Final = 0.5
 #: English questions mostly ask ("are you happy with it?") rather than express.
-_QUESTION_EN: Final = 0.7
+_QUESTION_EN: Final = 0.5
 _BEFORE_CONTRAST: Final = 0.55
 _AFTER_CONTRAST: Final = 1.25
 

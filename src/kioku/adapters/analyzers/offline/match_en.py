@@ -4,7 +4,11 @@ Phrases are matched before single words (``let down``, ``can't wait``, ``fed up`
 also match their inflections (``loved``, ``annoying``) and elongations (``sooo``, ``happyyy``).
 A negator up to three words earlier in the same clause (``not``, ``never``, ``don't``) flips a
 word: a negated positive becomes negative, a negated negative becomes mildly positive
-(``isn't bad``). Degree words (``very``, ``a bit``) scale the next emotion word.
+(``isn't bad``); a negated comparative is a superlative (``never been happier``) and
+``can't stop smiling`` is not a denial. Degree words (``very``, ``a bit``) scale the next emotion
+word, swearing after one (``cute af``, ``cool as fuck``) the previous one. Counterfactuals turn a
+feeling around (``would have been nice``, ``could've been worse``), wished-for states count half
+(``I hope it works``), and ``un-`` + a listed word is read as its opposite (``unfunny``).
 """
 
 from __future__ import annotations
@@ -62,8 +66,34 @@ _BETWEEN_SUBJECT: Final = frozenset(
 )
 #: Words that only express a feeling when a person is the subject ("I like", not "looks like").
 _NEEDS_SUBJECT: Final = frozenset({"like", "likes", "liked", "miss", "missed", "care", "wish"})
+#: Words that start with "un" but are not "un-" + a listed word.
+_NOT_UN: Final = frozenset({"unlike", "unless", "until", "understand", "understood", "united"})
 _NOT_NEGATING_NEXT: Final = frozenset({"only", "doubt", "wonder", "matter"})
 _HYPOTHETICAL: Final = frozenset({"if", "unless", "whether"})
+#: "can't stop smiling", "couldn't help laughing": the feeling is there, not denied.
+_UNSTOPPABLE: Final = frozenset({"stop", "stopped", "help"})
+#: "never been happier", "can't get any worse": a negated comparative is a superlative.
+_COMPARATIVE_LINK: Final = frozenset(
+    {"be", "been", "get", "gets", "getting", "feel", "felt", "any"}
+)
+_COMPARATIVE_BOOST: Final = 1.4
+#: "would have been nice", "could've been worse": a feeling that did not happen.
+_COUNTERFACTUAL_MODALS: Final = frozenset({"would", "could", "might"})
+_COUNTERFACTUAL_CONTRACTED: Final = frozenset(
+    {"would've", "could've", "might've", "wouldve", "couldve"}
+)
+_COUNTERFACTUAL_POSITIVE: Final = -0.5
+_COUNTERFACTUAL_NEGATIVE: Final = -0.35
+#: "cute af", "cool as fuck", "happy as hell": swearing after a feeling intensifies it.
+_AFTER_INTENSIFIERS: Final = (("af",), ("asf",), ("as", "fuck"), ("as", "hell"), ("as", "shit"))
+_AFTER_FACTOR: Final = 1.4
+#: "I hope they fix it", "I wish it were easier": the wished-for state is not felt yet; the
+#: wish itself (hope, wish) carries the feeling.
+_WISHING: Final = frozenset({"hope", "hoping", "hopefully", "wish", "wishing", "pray", "praying"})
+#: "I wish I was happy", "wish it were easier": a wish about the present is for what is missing.
+_WISH: Final = frozenset({"wish", "wished", "wishing"})
+_WISH_PAST: Final = frozenset({"was", "were", "had", "could", "would"})
+_WISHED_FOR: Final = 0.5
 
 
 def _lookup(lex: EnLexicon, word: str, stop: frozenset[str]) -> Entry | None:
@@ -74,6 +104,22 @@ def _lookup(lex: EnLexicon, word: str, stop: frozenset[str]) -> Entry | None:
         entry = lex.words.get(cand)
         if entry is not None:
             return entry
+    return _un_word(lex, word, stop)
+
+
+def _un_word(lex: EnLexicon, word: str, stop: frozenset[str]) -> Entry | None:
+    """A word such as "unfunny" or "unharmed": ``un-`` turns a listed word around."""
+    if not word.startswith("un") or len(word) < 7 or word in _NOT_UN:
+        return None
+    base = word[2:]
+    if base in stop:
+        return None
+    for cand in stem_candidates(base):
+        entry = lex.words.get(cand)
+        if entry is not None and not entry.interjection and cand not in _NEEDS_SUBJECT:
+            if entry.score > 0:
+                return Entry(word, -0.75 * entry.score, entry.arousal, ())
+            return Entry(word, -0.35 * entry.score, entry.arousal, ())
     return None
 
 
@@ -89,22 +135,85 @@ def _has_subject(words: list[Word], i: int) -> bool:
     return False
 
 
-def _negated(words: list[Word], i: int, lex: EnLexicon) -> bool:
-    # "never been this happy", "never felt so alone": an intensifier, not a negation.
-    window = {w.low for w in words[max(0, i - 3) : i]}
-    if "never" in window and window & {"this", "so", "more", "as"}:
-        return False
+def _negator_at(words: list[Word], i: int, lex: EnLexicon) -> int:
+    """Index of the negator that governs word ``i``, or -1."""
     j = i - 1
     while j >= 0 and i - j <= _NEG_REACH:
         low = words[j].low
         if low in _CLAUSE_BREAK:
-            return False
+            return -1
         if (low in lex.negators or low.endswith("n't")) and (
             j + 1 >= len(words) or words[j + 1].low not in _NOT_NEGATING_NEXT
         ):
+            return j
+        j -= 1
+    return -1
+
+
+def _is_comparative(word: str, entry: Entry) -> bool:
+    return word in ("better", "worse") or (
+        word != entry.term and word.endswith(("er", "ier")) and not entry.term.endswith("er")
+    )
+
+
+def _negation(words: list[Word], i: int, lex: EnLexicon, entry: Entry) -> tuple[bool, float]:
+    """Whether word ``i`` is negated, and a degree factor when the negation intensifies."""
+    # "never been this happy", "never felt so alone": an intensifier, not a negation.
+    window = {w.low for w in words[max(0, i - 3) : i]}
+    if "never" in window and window & {"this", "so", "more", "as"}:
+        return False, 1.0
+    j = _negator_at(words, i, lex)
+    if j < 0:
+        return False, 1.0
+    between = {w.low for w in words[j + 1 : i]}
+    if between & _UNSTOPPABLE:
+        return False, 1.0
+    if between & _COMPARATIVE_LINK and _is_comparative(words[i].low, entry):
+        return False, _COMPARATIVE_BOOST
+    return True, 1.0
+
+
+def _counterfactual(words: list[Word], i: int) -> bool:
+    """A feeling that did not happen, in the clause before word ``i``.
+
+    "would have been nice", "could've been worse", "I wish I was happy".
+    """
+    j = i - 1
+    past = False
+    while j >= 0 and i - j <= 5:
+        low = words[j].low
+        if low in _CLAUSE_BREAK:
+            return False
+        if low in _COUNTERFACTUAL_CONTRACTED or (
+            low == "have" and j > 0 and words[j - 1].low in _COUNTERFACTUAL_MODALS
+        ):
+            return True
+        if low in _WISH and past:
+            return True
+        past = past or low in _WISH_PAST
+        j -= 1
+    return False
+
+
+def _wished_for(words: list[Word], i: int) -> bool:
+    j = i - 1
+    while j >= 0 and i - j <= 6:
+        low = words[j].low
+        if low in _CLAUSE_BREAK:
+            return False
+        if low in _WISHING:
             return True
         j -= 1
     return False
+
+
+def _after_intensifier(words: list[Word], i: int) -> int:
+    """Length of an intensifier right after a feeling word ("cute af", "cool as fuck")."""
+    for phrase in _AFTER_INTENSIFIERS:
+        n = len(phrase)
+        if i + n <= len(words) and tuple(w.low for w in words[i : i + n]) == phrase:
+            return n
+    return 0
 
 
 def _hypothetical(words: list[Word], i: int) -> bool:
@@ -193,9 +302,13 @@ def match_english(words: list[Word], lex: EnLexicon, stop: frozenset[str]) -> li
         applied = degree if i <= degree_until else 1.0
         degree, degree_until = 1.0, -1
         orphan = None
-        negated = not entry.interjection and _negated(words, i, lex)
+        negated, boost = (False, 1.0) if entry.interjection else _negation(words, i, lex, entry)
         if negated and applied > 1.0:
             applied = 1.0 / applied  # "not very good" is only mildly bad
+        applied *= boost
+        after = _after_intensifier(words, i + lex_len)
+        if after:
+            applied *= _AFTER_FACTOR
         score = entry.score * applied
         tags = entry.tags
         if negated:
@@ -203,9 +316,17 @@ def match_english(words: list[Word], lex: EnLexicon, stop: frozenset[str]) -> li
                 score, tags = -0.75 * score, ("sadness",)
             else:
                 score, tags = -0.35 * score, ()
+        elif not entry.interjection and _counterfactual(words, i):
+            # A pleasant outcome that did not happen is a let-down; an unpleasant one, a relief.
+            if score > 0:
+                score, tags = _COUNTERFACTUAL_POSITIVE * score, ("sadness",)
+            else:
+                score, tags = _COUNTERFACTUAL_NEGATIVE * score, ("relief",)
+        elif not entry.interjection and _wished_for(words, i):
+            score *= _WISHED_FOR
         hit = Hit(entry.term, w.start, score, entry.arousal, tags, negated, applied)
         end = words[i + lex_len - 1].end
         hits.append(RawHit(hit, end, entry.topical, _hypothetical(words, i)))
-        i += lex_len
+        i += lex_len + after
     flush_orphan()
     return hits
