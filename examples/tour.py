@@ -120,26 +120,31 @@ def main() -> None:
             )
         )
 
-    print("\n== 3. Or describe a memory yourself: four moments of different kinds")
+    print("\n== 3. Recall: what matters for a new message, ready to put before a prompt")
+    print("   Lexical and vector search, ranked by retention and relevance; Japanese works too.")
+    tour.run("recall", "母の誕生日っていつだっけ？")
+    tour.run("recall", "that Docker permission error again", "--explain")
+
+    print("\n== 4. Or describe a memory yourself: four moments of different kinds")
     print("   The category sets the decay range; intensity places the memory inside it.")
     ids = [tour.add(m) for m in MEMORIES]
 
-    print("\n== 4. What is remembered")
+    print("\n== 5. What is remembered")
     tour.run("list")
 
-    print("\n== 5. One memory in full, and how its retention will evolve")
+    print("\n== 6. One memory in full, and how its retention will evolve")
     print("   Work talk fades within days unless it is recalled:")
     tour.run("show", ids[1])
 
-    print("\n== 6. The emotional moment decays slowly, and it is protected:")
+    print("\n== 7. The emotional moment decays slowly, and it is protected:")
     tour.run("show", ids[3])
 
-    print("\n== 7. Totals, a health check and a backup")
+    print("\n== 8. Totals, a health check and a backup")
     tour.run("stats", "--cost")
     tour.run("doctor")
     tour.run("backup", str(home / "backup.db"))
 
-    print("\n== 8. Erase the small talk completely")
+    print("\n== 9. Erase the small talk completely")
     tour.run("forget", ids[0])
     tour.run("stats", "--json")
 

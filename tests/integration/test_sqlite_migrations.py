@@ -13,9 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from kioku.adapters.store.sqlite import migrations, open_sqlite_store
+from kioku.adapters.store.sqlite import migrations, open_sqlite_store, search
+from kioku.adapters.store.sqlite.codec import encode_memory
 from kioku.adapters.store.sqlite.migrations import LATEST_VERSION, migrate
-from kioku.core.model import Kind, Relation, RelationType, Valence
+from kioku.adapters.store.sqlite.queries import INSERT_MEMORY
+from kioku.adapters.text.lexical import index_terms
+from kioku.core.model import Kind, Memory, Relation, RelationType, Valence
 from kioku.errors import StoreError
 from kioku.ports.store import MemoryFilter, Order
 
@@ -253,6 +256,7 @@ def test_upgrade_from_version_1_keeps_every_row_and_field(tmp_path: Path, tokyo_
         (1, "spec_000_initial"),
         (2, "scope_provenance_relations"),
         (3, "token_usage"),
+        (4, "lexical_index"),
     ]
     indexes = {row[0] for row in _raw(path, "SELECT name FROM sqlite_master WHERE type='index'")}
     assert {"idx_retention_score", "idx_current_level", "idx_archived_at", "idx_created"} <= indexes
@@ -276,7 +280,7 @@ def test_a_file_made_by_the_spec_memory_store_is_upgraded(tmp_path: Path) -> Non
         assert got is not None
         assert got.retention_score == 12.0
         assert store.get_state("last_run") == "x"
-    assert [r[0] for r in _raw(path, "SELECT version FROM schema_migrations")] == [1, 2, 3]
+    assert [r[0] for r in _raw(path, "SELECT version FROM schema_migrations")] == [1, 2, 3, 4]
 
 
 def test_a_table_from_an_older_spec_revision_gains_the_missing_columns(tmp_path: Path) -> None:
@@ -402,3 +406,89 @@ def test_foreign_keys_are_on_after_migrating(tmp_path: Path) -> None:
         a = store.get(A)
         assert a is not None
         assert [r.id for r in a.relations] == [C]
+
+
+def _version_3_db(path: Path, memories: list[Memory]) -> None:
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:
+        assert migrate(conn, target=3) == [1, 2, 3]
+        conn.execute("BEGIN")
+        conn.executemany(INSERT_MEMORY, [encode_memory(m) for m in memories])
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+
+
+def _memory(n: int, trigger: str, content: str, keywords: tuple[str, ...] = ()) -> Memory:
+    return Memory(
+        id=f"mem_20260120_{n:03d}",
+        created=datetime(2026, 1, 20, 14, n % 60, tzinfo=JST),
+        trigger=trigger,
+        content=content,
+        emotional_intensity=40,
+        emotional_valence=Valence.NEUTRAL,
+        emotional_arousal=30,
+        category="casual",
+        decay_coefficient=0.92,
+        keywords=keywords,
+    )
+
+
+def test_upgrade_from_version_3_fills_the_lexical_index(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "kioku" / "memories.db"
+    monkeypatch.setattr(search, "BACKFILL_BATCH", 7)  # several batches
+    memories = [
+        _memory(1, "夕食", "昨日お寿司を食べた"),
+        _memory(2, "weekend", "painting the fence", keywords=("diy",)),
+        *(_memory(n, f"note {n}", f"filler text number {n}") for n in range(3, 40)),
+    ]
+    _version_3_db(path, memories)
+    assert _raw(path, "PRAGMA user_version") == [(3,)]
+
+    with open_sqlite_store(path) as store:
+        assert store.schema_version == LATEST_VERSION == 4
+
+        def find(query: str) -> list[str]:
+            return [i for i, _ in store.search_lexical(index_terms(query), MemoryFilter(), 50)]
+
+        assert find("寿司") == [memories[0].id]
+        assert find("paint") == [memories[1].id]
+        assert find("diy") == [memories[1].id]
+        assert len(find("filler")) == 37
+        report = store.check_integrity()
+        # The file was made with the default umask: only its modes are reported.
+        assert all("chmod 600" in problem for problem in report.problems)
+        assert report.details["lexical_index_rows"] == 39
+    assert _raw(path, "SELECT COUNT(*) FROM memories_fts") == [(39,)]
+
+
+def test_without_fts5_the_upgrade_stops_with_a_clear_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "kioku" / "memories.db"
+    _version_3_db(path, [_memory(1, "t", "c")])
+    monkeypatch.setattr(search, "CREATE_FTS", "CREATE VIRTUAL TABLE memories_fts USING fts0(x)")
+    with pytest.raises(StoreError, match="without FTS5") as raised:
+        open_sqlite_store(path)
+    assert raised.value.hint is not None
+    assert "left unchanged" in raised.value.hint
+    assert _raw(path, "PRAGMA user_version") == [(3,)]
+
+
+def test_integrity_check_reports_a_lexical_index_out_of_step(tmp_path: Path) -> None:
+    path = tmp_path / "kioku" / "memories.db"
+    with open_sqlite_store(path) as store:
+        store.add_many([_memory(1, "a", "alpha"), _memory(2, "b", "beta")])
+        assert store.check_integrity().ok
+    conn = sqlite3.connect(path)
+    conn.execute("DELETE FROM memories_fts WHERE memory_id = ?", ("mem_20260120_001",))
+    conn.commit()
+    conn.close()
+    with open_sqlite_store(path) as store:
+        report = store.check_integrity()
+    assert not report.ok
+    assert any("lexical index has 1 rows for 2 memories" in p for p in report.problems)
+    assert any("restore from backup" in p for p in report.problems)

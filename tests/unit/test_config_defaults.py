@@ -68,7 +68,7 @@ SPEC_DEFAULTS: list[tuple[str, object]] = [
 OFFLINE_DEPARTURES: list[tuple[str, object, object]] = [
     ("embedding.provider", "offline", "openai"),
     ("embedding.model", "default", "text-embedding-3-small"),
-    ("embedding.dimensions", 256, 1536),
+    ("embedding.dimensions", 384, 1536),
     ("llm.provider", "offline", "anthropic"),
     ("llm.model", "default", "claude-3-5-haiku-20241022"),
 ]

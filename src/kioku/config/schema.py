@@ -105,6 +105,22 @@ class RelationsConfig:
 class RetrievalConfig:
     top_k: int = 5
     relevance_threshold: float = 5.0
+    #: Named weights (kioku.core.presets); a weight key below set to anything but its
+    #: default overrides the preset's value.
+    preset: Literal["balanced", "spec", "lexical"] = "balanced"
+    #: Most characters the injected <memories> block may take.
+    budget_chars: int = 4000
+    vector_weight: float = 0.3
+    lexical_weight: float = 0.7
+    retention_exponent: float = 0.25
+    recency_weight: float = 0.05
+    temporal_recency_weight: float = 0.3
+    recency_half_life_days: float = 30.0
+    category_weight: float = 0.05
+    candidates: int = 60
+    #: The top-k fallback (too few memories over relevance_threshold) skips memories whose
+    #: relevance is below this, so unrelated memories are not injected.
+    min_relevance: float = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +144,7 @@ class ProtectionConfig:
 class EmbeddingConfig:
     provider: str = "offline"
     model: str = "default"
-    dimensions: int = 256
+    dimensions: int = 384
     base_url: str = ""
     #: The key itself (prefer api_key_env); never printed.
     api_key: str = ""

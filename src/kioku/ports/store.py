@@ -15,7 +15,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
-from kioku.core.model import Embedding, Memory, Relation
+from kioku.core.model import Embedding, Memory, Relation, Valence
 from kioku.ports.usage import Usage, UsageTotal
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
     "MemoryFilter",
     "MemoryPatch",
     "Order",
+    "ScoringFields",
     "Store",
     "StoreStats",
     "Unset",
@@ -109,6 +110,21 @@ class MemoryPatch:
 
 
 @dataclass(frozen=True, slots=True)
+class ScoringFields:
+    """What recall needs to rank a candidate, without decoding the whole memory."""
+
+    id: str
+    created: datetime
+    retention_score: float
+    recall_count: int
+    category: str
+    valence: Valence
+    arousal: int
+    tags: tuple[str, ...]
+    archived: bool
+
+
+@dataclass(frozen=True, slots=True)
 class StoreStats:
     total: int
     by_level: dict[int, int]
@@ -154,6 +170,10 @@ class Store(Protocol):
 
     def get_many(self, memory_ids: Sequence[str]) -> list[Memory]: ...
 
+    def scoring_fields(self, memory_ids: Sequence[str]) -> builtins.list[ScoringFields]:
+        """The ranking fields of the memories that exist among ``memory_ids`` (any order)."""
+        ...
+
     def list(self, flt: MemoryFilter) -> list[Memory]: ...
 
     def iter(self, flt: MemoryFilter, batch_size: int = 1000) -> Iterator[Memory]:
@@ -179,6 +199,28 @@ class Store(Protocol):
         ...
 
     def get_state(self, key: str) -> str | None: ...
+
+    def search_lexical(
+        self, terms: Sequence[str], flt: MemoryFilter, limit: int
+    ) -> builtins.list[tuple[str, float]]:
+        """Memories matching any of ``terms`` (from :func:`kioku.adapters.text.lexical.
+        index_terms`): ``(id, score)``, higher better (BM25), at most ``limit``. An adapter
+        may leave out terms so common that scoring them would be slow and tell little.
+        Only the scope (``user_id``, ``agent_id``) and ``archived`` of ``flt`` apply."""
+        ...
+
+    def vector_search(
+        self, model: str, query: Sequence[float], flt: MemoryFilter, limit: int
+    ) -> builtins.list[tuple[str, float]]:
+        """Nearest memories by cosine similarity among vectors of ``model`` only: ``(id,
+        similarity)`` best first, at most ``limit``. Only the scope and ``archived`` of ``flt``
+        apply. Memories without a vector, or with one of another model, are never returned."""
+        ...
+
+    def embedding_models(self, flt: MemoryFilter) -> dict[str | None, int]:
+        """How many memories (in the scope and ``archived`` of ``flt``) have vectors of each
+        model; ``None`` counts memories without a vector."""
+        ...
 
     def record_usage(self, usage: Usage) -> None:
         """Keep one provider call's token usage."""

@@ -17,7 +17,7 @@ from kioku.config.schema import Config
 from kioku.core.cost import CostReport, Prices, cost_report
 from kioku.core.explain import RetentionExplanation, explain_retention
 from kioku.core.ids import make_memory_id
-from kioku.core.model import Level, Memory
+from kioku.core.model import Embedding, Level, Memory
 from kioku.core.validate import validate_memory
 from kioku.errors import (
     DuplicateIdError,
@@ -28,11 +28,13 @@ from kioku.errors import (
 )
 from kioku.ports.analyzer import Analysis, Analyzer, Compressed, Turn
 from kioku.ports.clock import Clock
+from kioku.ports.embedder import Embedder
 from kioku.ports.store import IntegrityReport, MemoryFilter, MemoryPatch, Order, Store, StoreStats
 from kioku.ports.usage import Usage
 from kioku.service.drafts import MemoryDraft, build_memory
 from kioku.service.home import DB_FILENAME, resolve_home, store_factory
 from kioku.service.protection import require_protection_room
+from kioku.service.recall import RecallResult, SessionMood, run_recall, session_key
 from kioku.service.turns import draft_from_analysis
 
 __all__ = ["DB_FILENAME", "Kioku", "Stats", "resolve_home"]
@@ -69,11 +71,13 @@ class Kioku:
         home: Path | None = None,
         config_sources: LoadedConfig | None = None,
         analyzer: Analyzer | None = None,
+        embedder: Embedder | None = None,
         env: Mapping[str, str] | None = None,
         on_warning: Callable[[str], None] | None = None,
     ) -> None:
         self.config = config or Config()
         self._analyzer = analyzer
+        self._embedder = embedder
         self._env: Mapping[str, str] = os.environ if env is None else env
         self.on_warning = on_warning
         self.clock: Clock = clock or SystemClock()
@@ -101,6 +105,7 @@ class Kioku:
         agent_id: str | None = None,
         env: Mapping[str, str] | None = None,
         analyzer: Analyzer | None = None,
+        embedder: Embedder | None = None,
         on_warning: Callable[[str], None] | None = None,
     ) -> Kioku:
         """Open the memory kept in ``home`` (default ``$KIOKU_HOME`` or ``~/.kioku``).
@@ -126,6 +131,7 @@ class Kioku:
             home=home_path,
             config_sources=loaded,
             analyzer=analyzer,
+            embedder=embedder,
             env=environ,
             on_warning=on_warning,
         )
@@ -149,6 +155,22 @@ class Kioku:
                 self.config.llm, env=self._env, usage_sink=self, warn=self._warn
             )
         return self._analyzer
+
+    @property
+    def embedder(self) -> Embedder:
+        """The embedder ``[embedding]`` names (created on first use)."""
+        if self._embedder is None:
+            from kioku.adapters.embedders import create_embedder
+
+            self._embedder = create_embedder(self.config.embedding, env=self._env, usage_sink=self)
+        return self._embedder
+
+    def _embed(self, memory: Memory) -> Memory:
+        """The memory with a vector of its trigger and content, unless it has one already."""
+        if memory.embedding is not None:
+            return memory
+        vector = self.embedder.embed([f"{memory.trigger}\n{memory.content}"])[0]
+        return replace(memory, embedding=Embedding(self.embedder.model_id, tuple(vector.tolist())))
 
     def _warn(self, message: str) -> None:
         if self.on_warning is not None:
@@ -311,16 +333,20 @@ class Kioku:
             agent_id=self.agent_id,
         )
         try:
-            return self._insert(memory, generated_id=True), analysis
+            stored = self._insert(memory, generated_id=True)
         except ProtectionLimitError as exc:
             self._warn(f"stored without protection: {exc}")
-            return self._insert(replace(memory, protected=False), generated_id=True), analysis
+            stored = self._insert(replace(memory, protected=False), generated_id=True)
+        if session_id:
+            self.store.set_state(session_key(session_id), SessionMood.of(stored).to_json())
+        return stored, analysis
 
     def _insert(self, memory: Memory, *, generated_id: bool) -> Memory:
         if generated_id and not memory.id:
             memory = replace(memory, id=make_memory_id(memory.created, secrets.token_hex(4)))
         memory = replace(memory, user_id=self.user_id, agent_id=self.agent_id)
         validate_memory(memory, self.config.categories)
+        memory = self._embed(memory)
         for _ in range(_ID_ATTEMPTS):
             try:
                 with self.store.atomic():
@@ -405,6 +431,62 @@ class Kioku:
             embedding=self.config.embedding.price_per_mtok,
         )
         return cost_report(self.store.usage_totals(since), prices, self.clock.now())
+
+    def recall(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        session_id: str | None = None,
+        mark: bool = True,
+        at: datetime | None = None,
+    ) -> RecallResult:
+        """The memories that matter for ``query``, ranked, with the ``<memories>`` block.
+
+        Recalled memories are marked for reinforcement at the next batch and archived ones
+        asked to be revived, unless ``mark=False``. With ``session_id`` the session's current
+        emotion (the last memory remembered or recalled in it) adds emotional resonance.
+        ``at`` recalls as of another moment (recency is measured from it).
+        """
+        return run_recall(
+            store=self.store,
+            embedder=self.embedder,
+            config=self.config,
+            scope=self._scoped(),
+            query=query,
+            now=at or self.clock.now(),
+            top_k=top_k,
+            session_id=session_id,
+            mark=mark,
+        )
+
+    def known_source_ids(self) -> set[str]:
+        """Every provenance source id of this scope's memories (for idempotent imports)."""
+        return {s for m in self.store.iter(self._scoped(archived=None)) for s in m.source_ids}
+
+    def reembed(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Give every memory of this scope a vector of the current embedder (those with another
+        model's vector or none); returns how many changed. Vectors are never mixed: recall
+        only compares vectors of the current model."""
+        model = self.embedder.model_id
+        todo = [
+            m
+            for m in self.store.iter(self._scoped(archived=None))
+            if m.embedding is None or m.embedding.model != model
+        ]
+        batch = 256
+        for start in range(0, len(todo), batch):
+            chunk = todo[start : start + batch]
+            vectors = self.embedder.embed([f"{m.trigger}\n{m.content}" for m in chunk])
+            with self.store.atomic():
+                for memory, vector in zip(chunk, vectors, strict=True):
+                    self.store.update(
+                        memory.id,
+                        MemoryPatch(embedding=Embedding(model, tuple(vector.tolist()))),
+                    )
+            if progress is not None:
+                progress(min(start + batch, len(todo)), len(todo))
+        return len(todo)
 
     # -- protection and erasure --------------------------------------------------------------
 

@@ -10,7 +10,7 @@ import click
 
 from kioku import __version__
 from kioku.errors import KiokuError
-from kioku.interfaces.cli import admin_cmds, memory_cmds, turn_cmds
+from kioku.interfaces.cli import admin_cmds, memory_cmds, recall_cmds, turn_cmds
 from kioku.interfaces.cli.config_cmds import config_group
 from kioku.interfaces.cli.state import CliState
 
@@ -57,7 +57,13 @@ def cli(
     ctx.obj = CliState(home, config_path, user_id, agent_id)
 
 
-for _command in [*admin_cmds.COMMANDS, *memory_cmds.COMMANDS, *turn_cmds.COMMANDS, config_group]:
+for _command in [
+    *admin_cmds.COMMANDS,
+    *memory_cmds.COMMANDS,
+    *turn_cmds.COMMANDS,
+    *recall_cmds.COMMANDS,
+    config_group,
+]:
     cli.add_command(_command)
 
 

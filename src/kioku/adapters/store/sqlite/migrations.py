@@ -10,7 +10,9 @@ Version 1 is the spec's own schema (spec 000, テーブル定義), written with
 ``IF NOT EXISTS`` so a ``memories.db`` made by the spec's reference ``MemoryStore`` is
 recognised as version 1. Version 2 adds scope, provenance, embedding metadata and a real
 ``relations`` table (see :mod:`kioku.adapters.store.sqlite.schema_v2`). Version 3 adds the
-``usage`` table of provider token counts.
+``usage`` table of provider token counts. Version 4 adds ``memories_fts``, the FTS5 index
+of lexical search, filled from the existing memories (see
+:mod:`kioku.adapters.store.sqlite.search`).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
-from kioku.adapters.store.sqlite import schema_v2, usage
+from kioku.adapters.store.sqlite import schema_v2, search, usage
 from kioku.adapters.store.sqlite.connection import is_busy, is_corrupt
 from kioku.core.timefmt import format_ts
 from kioku.errors import KiokuError, StoreError
@@ -114,6 +116,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         rebuilds_tables=True,
     ),
     Migration(3, "token_usage", (_sql_step(*usage.CREATE_USAGE),)),
+    Migration(4, "lexical_index", (search.create_index, search.backfill)),
 )
 
 #: The schema version this code writes and expects.

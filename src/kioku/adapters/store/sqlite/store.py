@@ -2,29 +2,29 @@
 
 One connection per store, in autocommit mode, shared by threads under a re-entrant lock.
 Writes run in ``BEGIN IMMEDIATE`` transactions (nested levels become savepoints), so a
-failing statement rolls the whole operation back and other processes wait their turn.
+failing statement rolls the whole operation back and other processes wait their turn. The
+lexical index (:mod:`.search`) and the vector-cache counter (:mod:`.vectors`) change in the
+same transaction as the memories they describe.
 """
 
 from __future__ import annotations
 
 import builtins
+import json
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
-from datetime import datetime
+from dataclasses import replace
+from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
 from typing import Final
 
-from kioku.adapters.store.sqlite import maintenance, migrations, rows
+from kioku.adapters.store.sqlite import maintenance, migrations, rows, search, vectors, writes
 from kioku.adapters.store.sqlite import usage as usage_rows
-from kioku.adapters.store.sqlite.codec import encode_memory
 from kioku.adapters.store.sqlite.connection import connect, translating
 from kioku.adapters.store.sqlite.queries import (
-    INSERT_MEMORY,
-    PATCH_RELATIONS,
-    PATCH_WHITELIST,
     SELECT_MEMORIES,
     check_page,
     keyset_clause,
@@ -32,18 +32,20 @@ from kioku.adapters.store.sqlite.queries import (
     placeholders,
     where_clause,
 )
-from kioku.core.model import Memory
+from kioku.core.model import Memory, Valence
 from kioku.errors import StoreError, ValidationError
-from kioku.ports.store import IntegrityReport, MemoryFilter, MemoryPatch, StoreStats
+from kioku.ports.store import (
+    IntegrityReport,
+    MemoryFilter,
+    MemoryPatch,
+    ScoringFields,
+    StoreStats,
+)
 from kioku.ports.usage import Usage, UsageTotal
 
 __all__ = ["DEFAULT_BUSY_TIMEOUT_MS", "SqliteStore", "open_sqlite_store"]
 
 DEFAULT_BUSY_TIMEOUT_MS: Final = 30_000
-_RULES_HINT: Final = (
-    "levels are 1-4 and a memory is archived exactly when its level is 4; intensity and "
-    "arousal are 0-100; valence is positive, negative or neutral"
-)
 
 
 class SqliteStore:
@@ -53,6 +55,8 @@ class SqliteStore:
         self._path = Path(path)
         self._lock = threading.RLock()
         self._depth = 0
+        # model -> the vectors of that model (None: it has none) as of a vectors_version.
+        self._vectors: dict[str, tuple[int, vectors.ModelVectors | None]] = {}
         conn = connect(self._path, busy_timeout_ms)
         try:
             with translating(self._path):
@@ -78,6 +82,7 @@ class SqliteStore:
             if self._conn is not None:
                 conn, self._conn = self._conn, None
                 self._depth = 0
+                self._vectors.clear()
                 with suppress(sqlite3.Error):
                     conn.close()
 
@@ -179,58 +184,18 @@ class SqliteStore:
     def add_many(self, memories: Sequence[Memory]) -> None:
         if not memories:
             return
-        encoded = [encode_memory(memory) for memory in memories]
+        inserts = writes.prepare_inserts(memories)
         with self._writing() as conn:
-            rows.refuse_taken_ids(conn, [memory.id for memory in memories])
-            for memory, values in zip(memories, encoded, strict=True):
-                try:
-                    conn.execute(INSERT_MEMORY, values)
-                except sqlite3.IntegrityError as exc:
-                    raise StoreError(
-                        f"memory {memory.id!r} was refused by the store's rules ({exc})",
-                        hint=_RULES_HINT,
-                    ) from exc
-            for memory in memories:
-                rows.write_relations(conn, memory.id, memory.relations, replace=False)
+            inserts.run(conn)
 
     def update(self, memory_id: str, patch: MemoryPatch) -> bool:
-        changes = patch.changed()
-        assignments: list[str] = []
-        params: list[object] = []
-        for name, value in changes.items():
-            if name == PATCH_RELATIONS:
-                continue
-            column = PATCH_WHITELIST.get(name)
-            if column is None:
-                raise StoreError(
-                    f"the SQLite store cannot update field {name!r}",
-                    hint="map the field in PATCH_WHITELIST (adapters/store/sqlite/queries.py)",
-                )
-            assignments.append(column.sql)
-            params.extend(column.encode(name, value))
-        relations = changes.get(PATCH_RELATIONS)
-        if relations is not None and not isinstance(relations, tuple | list):
-            raise ValidationError("relations", relations, "a sequence of Relation")
-        assignments.append("updated_at = ?")
-        params.append(rows.now_text())
-        sql = "UPDATE memories SET " + ", ".join(assignments) + " WHERE id = ?"
+        prepared = writes.prepare_update(patch)
         with self._writing() as conn:
-            try:
-                cursor = conn.execute(sql, (*params, memory_id))
-            except sqlite3.IntegrityError as exc:
-                raise StoreError(
-                    f"the update of memory {memory_id!r} was refused ({exc})", hint=_RULES_HINT
-                ) from exc
-            if cursor.rowcount == 0:
-                return False
-            if relations is not None:
-                rows.write_relations(conn, memory_id, list(relations), replace=True)
-        return True
+            return prepared.run(conn, memory_id)
 
     def delete(self, memory_id: str) -> bool:
         with self._writing() as conn:
-            cursor = conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
-            return cursor.rowcount > 0
+            return writes.delete_memory(conn, memory_id)
 
     def mark_recalled(self, memory_ids: Sequence[str]) -> int:
         ids = list(dict.fromkeys(memory_ids))
@@ -281,6 +246,33 @@ class SqliteStore:
                 ).fetchall()
                 by_id.update((m.id, m) for m in rows.decode_rows(conn, found))
         return [by_id[i] for i in ids if i in by_id]
+
+    def scoring_fields(self, memory_ids: Sequence[str]) -> builtins.list[ScoringFields]:
+        ids = list(dict.fromkeys(memory_ids))
+        out: builtins.list[ScoringFields] = []
+        with self._reading() as conn:
+            for chunk in rows.chunks(ids):
+                found = conn.execute(
+                    "SELECT id, created_utc, retention_score, recall_count, category, "
+                    "emotional_valence, emotional_arousal, emotional_tags, archived_at "
+                    f"FROM memories WHERE id IN ({placeholders(len(chunk))})",
+                    tuple(chunk),
+                ).fetchall()
+                out.extend(
+                    ScoringFields(
+                        id=str(r[0]),
+                        created=datetime.fromtimestamp(float(r[1]), UTC),
+                        retention_score=float(r[2] or 0.0),
+                        recall_count=int(r[3] or 0),
+                        category=str(r[4]),
+                        valence=Valence(r[5]),
+                        arousal=int(r[6]),
+                        tags=tuple(json.loads(r[7])) if r[7] else (),
+                        archived=r[8] is not None,
+                    )
+                    for r in found
+                )
+        return out
 
     def list(self, flt: MemoryFilter) -> list[Memory]:
         check_page(flt.limit, flt.offset)
@@ -343,6 +335,40 @@ class SqliteStore:
             row = conn.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
         return None if row is None else str(row[0])
 
+    # -- search ------------------------------------------------------------------------
+
+    def search_lexical(
+        self, terms: Sequence[str], flt: MemoryFilter, limit: int
+    ) -> builtins.list[tuple[str, float]]:
+        check_page(limit, 0)
+        where, params = where_clause(_scope_only(flt))
+        scope = " AND " + where.removeprefix(" WHERE ") if where else ""
+        with self._reading() as conn:
+            match = search.match_for(conn, terms)
+            return search.search(conn, match, scope, params, limit) if match else []
+
+    def vector_search(
+        self, model: str, query: Sequence[float], flt: MemoryFilter, limit: int
+    ) -> builtins.list[tuple[str, float]]:
+        check_page(limit, 0)
+        with self._reading() as conn:
+            version = vectors.read_version(conn)
+            cached = self._vectors.get(model)
+            if cached is None or cached[0] != version:
+                cached = (version, vectors.load(conn, model, version))
+                # Inside atomic() the snapshot may yet roll back: use it, never keep it.
+                if self._depth == 0 and version >= 0:
+                    self._vectors[model] = cached
+        # The matrix is never changed once built: multiply outside the lock.
+        if cached[1] is None:
+            return []
+        return vectors.top_matches(cached[1], query, flt.user_id, flt.agent_id, flt.archived, limit)
+
+    def embedding_models(self, flt: MemoryFilter) -> dict[str | None, int]:
+        where, params = where_clause(_scope_only(flt))
+        with self._reading() as conn:
+            return vectors.embedding_models(conn, where, params)
+
     # -- upkeep ------------------------------------------------------------------------
 
     def stats(self, user_id: str | None, agent_id: str | None) -> StoreStats:
@@ -352,7 +378,19 @@ class SqliteStore:
 
     def check_integrity(self) -> IntegrityReport:
         with self._lock:
-            return maintenance.integrity_report(self._connection(), self._path)
+            report = maintenance.integrity_report(self._connection(), self._path)
+            try:
+                with self._reading() as conn:
+                    problems, details = search.consistency_problems(conn)
+            except StoreError as exc:
+                problems = [f"{exc.message}; fix: {exc.hint}" if exc.hint else exc.message]
+                details = {}
+        return replace(
+            report,
+            ok=report.ok and not problems,
+            problems=(*report.problems, *problems),
+            details={**report.details, **details},
+        )
 
     def backup(self, target: Path) -> None:
         with self._lock:
@@ -361,6 +399,11 @@ class SqliteStore:
                     "a backup cannot run inside atomic()", hint="call backup() outside it"
                 )
             maintenance.backup_into(self._connection(), self._path, Path(target))
+
+
+def _scope_only(flt: MemoryFilter) -> MemoryFilter:
+    """The part of ``flt`` that search honours: scope and ``archived``."""
+    return MemoryFilter(user_id=flt.user_id, agent_id=flt.agent_id, archived=flt.archived)
 
 
 def open_sqlite_store(path: Path, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> SqliteStore:

@@ -1,0 +1,1 @@
+"""Text processing shared by adapters (lexical terms for search)."""

@@ -1,0 +1,74 @@
+"""Terms for lexical search, in Japanese and English.
+
+SQLite's own tokenizers cannot find Japanese words (the trigram tokenizer misses two-character
+words such as 寿司), so kioku indexes a column of terms it makes itself: Japanese content
+morphemes from fugashi + UniDic (script runs without it), English words lower-cased with a short
+stopword list and light suffix stripping. The same function makes the terms of a query.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = ["index_terms"]
+
+_JA = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆ヵヶー]")
+_WORD = re.compile(r"[0-9a-z]+(?:['’][a-z]+)?")
+_KANJI_HEAD = re.compile(r"^[\u3400-\u4dbf\u4e00-\u9fff々]+")
+#: Only what carries no topic at all; question words and time words stay searchable.
+_STOP_EN: Final = frozenset(
+    "a an the and or but if of to in on at by for from with as is am are was were be been "
+    "being do does did doing have has had having it its it's this that these those there "
+    "their they them he him his she her i me my we us our you your yours mine so than too "
+    "very just can could would should will shall may might must not no nor into onto about "
+    "over under up down out off again then once here all any both each few more most other "
+    "some such only own same s t don't didn't doesn't isn't wasn't i'm i've i'll you're "
+    "that's what's let's oh hey hi yeah yes ok okay".split()
+)
+_JA_KEEP_POS: Final = frozenset({"noun", "verb", "adj", "adverb", "prefix-noun"})
+_MAX_CHARS: Final = 20_000
+
+
+def _stem(word: str) -> str:
+    """Light, conservative suffix stripping: plurals, -ing, -ed, possessive."""
+    word = word.replace("’", "'")
+    if word.endswith("'s"):
+        word = word[:-2]
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 5 and word.endswith("ing"):
+        return word[:-3]
+    if len(word) > 4 and word.endswith("ed") and not word.endswith("eed"):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
+def _english(text: str) -> list[str]:
+    return [_stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP_EN]
+
+
+def _japanese(text: str) -> list[str]:
+    from kioku.adapters.analyzers.offline.tokenize_ja import default_segmenter
+
+    terms: list[str] = []
+    for token in default_segmenter()(text):
+        if token.pos == "noun" and token.detail == "latin":
+            terms.extend(_english(token.surface))
+        elif token.pos in _JA_KEEP_POS and token.detail != "nonindependent":
+            if token.pos in ("verb", "adj"):
+                head = _KANJI_HEAD.match(token.surface)
+                terms.append(head.group(0) if head else token.surface)
+            else:
+                terms.append(token.surface.lower())
+    return terms
+
+
+def index_terms(text: str) -> list[str]:
+    """The searchable terms of ``text``, in order (repeats kept: they count for BM25)."""
+    text = text[:_MAX_CHARS]
+    if _JA.search(text):
+        return _japanese(text)
+    return _english(text)

@@ -1,0 +1,332 @@
+"""Recall (spec 000, 参照方法 and memory_retrieval.py): find, rank and hand over memories.
+
+1. Candidates from lexical search (BM25 over kioku's own terms) and vector search (the
+   configured embedder's vectors only), in the owner's scope, archive included when
+   ``archive.enable_archive_recall`` is on.
+2. Relevance = ``vector_weight × cosine + lexical_weight × BM25 / best BM25``, shaded by recency
+   (more when the query refers back in time) and the session's category.
+3. The spec's priority: ``retention × relevance × (1 + w·recall_count) + α·resonance·retention``
+   with the session's current emotion; the threshold with its top-k fallback.
+4. Related memories to ``relation_traversal_depth``; recalled memories marked, archived ones
+   asked to be revived; the session's current emotion becomes the top memory's.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from datetime import datetime
+
+from kioku.config.schema import Config, RetrievalConfig
+from kioku.core.inject import Injected, format_memories
+from kioku.core.model import Memory, Valence
+from kioku.core.presets import PRESETS, RecallWeights
+from kioku.core.recall import EmotionState, Priority, mentions_the_past, priority, resonance
+from kioku.core.recall import select_results as select
+from kioku.ports.embedder import Embedder
+from kioku.ports.store import MemoryFilter, MemoryPatch, ScoringFields, Store
+
+__all__ = [
+    "MAX_QUERY_CHARS",
+    "RecallResult",
+    "Recalled",
+    "SessionMood",
+    "effective_weights",
+    "run_recall",
+    "session_key",
+]
+
+#: Only the start of a very long query is used for matching.
+MAX_QUERY_CHARS = 4000
+_SECONDS_PER_DAY = 86_400.0
+
+
+@dataclass(frozen=True, slots=True)
+class Recalled:
+    """One recalled memory and every component of its score.
+
+    ``relevance × recency × category_factor = adjusted_relevance``;
+    ``retention × adjusted_relevance × recall_weight = base``; ``base + resonance_term = final``.
+    """
+
+    memory: Memory
+    archived: bool
+    similarity: float
+    lexical: float
+    relevance: float
+    recency: float
+    category_factor: float
+    adjusted_relevance: float
+    retention: float
+    recall_weight: float
+    base: float
+    resonance: float
+    resonance_term: float
+    final: float
+    via: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    query: str
+    items: tuple[Recalled, ...]
+    block: str
+
+
+@dataclass(frozen=True, slots=True)
+class SessionMood:
+    """What a session carries between turns: the last memory's emotion and category."""
+
+    emotion: EmotionState
+    category: str
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {
+                "valence": self.emotion.valence.value,
+                "arousal": self.emotion.arousal,
+                "tags": list(self.emotion.tags),
+                "category": self.category,
+            },
+            ensure_ascii=False,
+        )
+
+    @staticmethod
+    def from_json(text: str | None) -> SessionMood | None:
+        if not text:
+            return None
+        try:
+            data = json.loads(text)
+            emotion = EmotionState(
+                Valence(data["valence"]), int(data["arousal"]), tuple(data["tags"])
+            )
+            return SessionMood(emotion, str(data["category"]))
+        except (ValueError, KeyError, TypeError):
+            return None
+
+    @staticmethod
+    def of(memory: Memory) -> SessionMood:
+        return SessionMood(
+            EmotionState(memory.emotional_valence, memory.emotional_arousal, memory.emotional_tags),
+            memory.category,
+        )
+
+
+def session_key(session_id: str) -> str:
+    return f"session:{session_id}:mood"
+
+
+def effective_weights(cfg: RetrievalConfig) -> RecallWeights:
+    """The preset's weights, overridden by every weight key set to a non-default value."""
+    base = PRESETS[cfg.preset]
+    defaults = RetrievalConfig()
+    mapping = {
+        "vector": "vector_weight",
+        "lexical": "lexical_weight",
+        "retention_exponent": "retention_exponent",
+        "recency": "recency_weight",
+        "temporal_recency": "temporal_recency_weight",
+        "recency_half_life_days": "recency_half_life_days",
+        "category": "category_weight",
+        "candidates": "candidates",
+    }
+    values = {f.name: getattr(base, f.name) for f in fields(RecallWeights)}
+    for weight, key in mapping.items():
+        if getattr(cfg, key) != getattr(defaults, key):
+            values[weight] = getattr(cfg, key)
+    return RecallWeights(**values)
+
+
+def _score(
+    fields: ScoringFields,
+    similarity: float,
+    lexical: float,
+    *,
+    weights: RecallWeights,
+    config: Config,
+    mood: SessionMood | None,
+    past: bool,
+    now: datetime,
+) -> dict[str, float]:
+    """Every component of one candidate's priority (the numeric fields of Recalled)."""
+    total = weights.vector + weights.lexical
+    relevance = (
+        (weights.vector * max(0.0, similarity) + weights.lexical * lexical) / total
+        if total > 0
+        else 0.0
+    )
+    age_days = max(0.0, (now - fields.created).total_seconds() / _SECONDS_PER_DAY)
+    fresh = 0.5 ** (age_days / weights.recency_half_life_days)
+    recency = 1.0 + (weights.recency + (weights.temporal_recency if past else 0.0)) * fresh
+    category_factor = 1.0 + (
+        weights.category if mood is not None and mood.category == fields.category else 0.0
+    )
+    adjusted = relevance * recency * category_factor
+    score = max(0.0, fields.retention_score)
+    retention = 100.0 * (score / 100.0) ** weights.retention_exponent if score > 0 else 0.0
+    res = resonance(
+        mood.emotion if mood else None,
+        EmotionState(fields.valence, fields.arousal, fields.tags),
+        config.resonance,
+    )
+    parts: Priority = priority(
+        adjusted,
+        retention,
+        fields.recall_count,
+        res,
+        recall_count_weight=config.recall.recall_count_weight,
+        alpha=config.resonance.priority_weight_alpha,
+    )
+    return {
+        "similarity": similarity,
+        "lexical": lexical,
+        "relevance": relevance,
+        "recency": recency,
+        "category_factor": category_factor,
+        "adjusted_relevance": adjusted,
+        "retention": retention,
+        "recall_weight": parts.recall_weight,
+        "base": parts.base,
+        "resonance": res,
+        "resonance_term": parts.resonance_term,
+        "final": parts.final,
+    }
+
+
+def _recalled(memory: Memory, s: dict[str, float]) -> Recalled:
+    return Recalled(
+        memory=memory,
+        archived=memory.archived,
+        similarity=s["similarity"],
+        lexical=s["lexical"],
+        relevance=s["relevance"],
+        recency=s["recency"],
+        category_factor=s["category_factor"],
+        adjusted_relevance=s["adjusted_relevance"],
+        retention=s["retention"],
+        recall_weight=s["recall_weight"],
+        base=s["base"],
+        resonance=s["resonance"],
+        resonance_term=s["resonance_term"],
+        final=s["final"],
+    )
+
+
+def _related(
+    store: Store, chosen: Sequence[Recalled], depth: int, seen: set[str]
+) -> list[Recalled]:
+    """Memories linked from the chosen ones, breadth first, to ``depth`` (関連記憶の想起)."""
+    out: list[Recalled] = []
+    frontier = [item.memory for item in chosen]
+    for _ in range(depth):
+        wanted = [r.id for m in frontier for r in m.relations if r.id not in seen]
+        if not wanted:
+            break
+        found = [m for m in store.get_many(wanted) if not m.archived]
+        for memory in found:
+            seen.add(memory.id)
+            out.append(Recalled(memory, False, 0, 0, 0, 1, 1, 0, 0, 1, 0, 0, 0, 0, via="relation"))
+        frontier = found
+    return out
+
+
+def run_recall(
+    *,
+    store: Store,
+    embedder: Embedder | None,
+    config: Config,
+    scope: MemoryFilter,
+    query: str,
+    now: datetime,
+    top_k: int | None = None,
+    session_id: str | None = None,
+    mark: bool = True,
+) -> RecallResult:
+    """Recall for ``query`` (see the module docstring). ``mark=False`` leaves no trace."""
+    text = query.strip()[:MAX_QUERY_CHARS]
+    if not text:
+        return RecallResult(query, (), "")
+    weights = effective_weights(config.retrieval)
+    archived = None if config.archive.enable_archive_recall else False
+    flt = MemoryFilter(user_id=scope.user_id, agent_id=scope.agent_id, archived=archived)
+
+    from kioku.adapters.text.lexical import index_terms
+
+    lexical: dict[str, float] = {}
+    if weights.lexical > 0:
+        terms = index_terms(text)
+        if terms:
+            lexical = dict(store.search_lexical(terms, flt, weights.candidates))
+    similar: dict[str, float] = {}
+    if embedder is not None and weights.vector > 0:
+        vector = embedder.embed([text])[0]
+        if float(vector @ vector) > 0:
+            similar = dict(
+                store.vector_search(embedder.model_id, vector.tolist(), flt, weights.candidates)
+            )
+    best_lexical = max(lexical.values(), default=0.0)
+    mood = SessionMood.from_json(store.get_state(session_key(session_id))) if session_id else None
+    past = mentions_the_past(text)
+    scored = {
+        fields.id: _score(
+            fields,
+            similar.get(fields.id, 0.0),
+            lexical.get(fields.id, 0.0) / best_lexical if best_lexical > 0 else 0.0,
+            weights=weights,
+            config=config,
+            mood=mood,
+            past=past,
+            now=now,
+        )
+        for fields in store.scoring_fields(list(lexical.keys() | similar.keys()))
+        if not math.isnan(fields.retention_score)
+    }
+    threshold = config.retrieval.relevance_threshold
+    floor = config.retrieval.min_relevance
+    chosen_ids = select(
+        [
+            (key, parts["final"])
+            for key, parts in scored.items()
+            if parts["final"] >= threshold or parts["adjusted_relevance"] >= floor
+        ],
+        top_k or config.retrieval.top_k,
+        threshold,
+    )
+    chosen = [_recalled(memory, scored[memory.id]) for memory in store.get_many(chosen_ids)]
+    items = chosen + _related(
+        store, chosen, config.relations.relation_traversal_depth, {i.memory.id for i in chosen}
+    )
+    if mark and chosen:
+        _leave_traces(store, chosen, session_id, now)
+    block = format_memories(
+        [
+            Injected(
+                i.memory.created,
+                i.memory.current_level,
+                i.archived,
+                i.memory.trigger,
+                i.memory.content,
+            )
+            for i in items
+        ],
+        config.retrieval.budget_chars,
+    )
+    return RecallResult(query, tuple(items), block)
+
+
+def _leave_traces(
+    store: Store, chosen: Sequence[Recalled], session_id: str | None, now: datetime
+) -> None:
+    """Mark what was recalled, ask for archived ones back, carry the mood (one transaction)."""
+    with store.atomic():
+        store.mark_recalled([i.memory.id for i in chosen if not i.archived])
+        for item in chosen:
+            if item.archived and not item.memory.revival_requested:
+                store.update(
+                    item.memory.id,
+                    MemoryPatch(revival_requested=True, revival_requested_at=now),
+                )
+        if session_id:
+            store.set_state(session_key(session_id), SessionMood.of(chosen[0].memory).to_json())
