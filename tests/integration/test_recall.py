@@ -165,3 +165,19 @@ def test_the_fallback_does_not_inject_unrelated_memories(kioku: Kioku) -> None:
     _add(kioku, "quarterly invoice numbers", "accounts payable", intensity=90)
     ids = [i.memory.id for i in kioku.recall("Kyoto", mark=False).items]
     assert ids == [related]
+
+
+def test_a_changed_embedding_model_is_detected_with_the_fix(tmp_path: Path) -> None:
+    home = tmp_path / "h"
+    with Kioku.open(home, env={}, embedder=HashEmbedder(dim=64)) as k:
+        _add(k, "Momo the dog", "walks by the river")
+    warnings: list[str] = []
+    with Kioku.open(home, env={}, embedder=HashEmbedder(dim=128), on_warning=warnings.append) as k:
+        k.recall("Momo", mark=False)
+        k.recall("Momo", mark=False)
+        assert len(warnings) == 1
+        assert "offline:hash-v1-64" in warnings[0]
+        assert "kioku reembed" in warnings[0]
+        k.reembed()
+        k.recall("Momo", mark=False)
+        assert len(warnings) == 1

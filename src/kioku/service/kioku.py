@@ -40,6 +40,8 @@ from kioku.service.turns import draft_from_analysis
 __all__ = ["DB_FILENAME", "Kioku", "Stats", "resolve_home"]
 
 _ID_ATTEMPTS = 8
+#: The state row naming the model of the newest vectors.
+VECTOR_MODEL_KEY = "embedding_model"
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +80,8 @@ class Kioku:
         self.config = config or Config()
         self._analyzer = analyzer
         self._embedder = embedder
+        self._vector_model_checked = False
+        self._vector_model_warned = False
         self._env: Mapping[str, str] = os.environ if env is None else env
         self.on_warning = on_warning
         self.clock: Clock = clock or SystemClock()
@@ -171,6 +175,27 @@ class Kioku:
             return memory
         vector = self.embedder.embed([f"{memory.trigger}\n{memory.content}"])[0]
         return replace(memory, embedding=Embedding(self.embedder.model_id, tuple(vector.tolist())))
+
+    def _note_vector_model(self, memory: Memory) -> None:
+        """Remember which model the newest vectors come from (one state row), so a change of
+        embedding model is noticed cheaply at recall time."""
+        if memory.embedding is not None and not self._vector_model_checked:
+            if self.store.get_state(VECTOR_MODEL_KEY) != memory.embedding.model:
+                self.store.set_state(VECTOR_MODEL_KEY, memory.embedding.model)
+            self._vector_model_checked = True
+
+    def _check_vector_model(self) -> None:
+        """Warn once when stored vectors come from another model than the configured one."""
+        if self._vector_model_warned:
+            return
+        stored = self.store.get_state(VECTOR_MODEL_KEY)
+        if stored is not None and stored != self.embedder.model_id:
+            self._vector_model_warned = True
+            self._warn(
+                f"memories were embedded with {stored}, but [embedding] now gives "
+                f"{self.embedder.model_id}; vector search only compares vectors of one model, "
+                "so until you run `kioku reembed` older memories are found by lexical search only"
+            )
 
     def _warn(self, message: str) -> None:
         if self.on_warning is not None:
@@ -353,6 +378,7 @@ class Kioku:
                     if memory.protected:
                         self._check_protection_room()
                     self.store.add(memory)
+                    self._note_vector_model(memory)
                 return memory
             except DuplicateIdError:
                 if not generated_id:
@@ -448,6 +474,7 @@ class Kioku:
         emotion (the last memory remembered or recalled in it) adds emotional resonance.
         ``at`` recalls as of another moment (recency is measured from it).
         """
+        self._check_vector_model()
         return run_recall(
             store=self.store,
             embedder=self.embedder,
@@ -486,6 +513,8 @@ class Kioku:
                     )
             if progress is not None:
                 progress(min(start + batch, len(todo)), len(todo))
+        self.store.set_state(VECTOR_MODEL_KEY, model)
+        self._vector_model_warned = False
         return len(todo)
 
     # -- protection and erasure --------------------------------------------------------------
