@@ -15,9 +15,11 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import sqlite3
 import statistics
 import tempfile
 import time
+from contextlib import closing
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -113,6 +115,15 @@ def fill(kioku: Kioku, size: int, seed: int) -> float:
     return time.perf_counter() - t0
 
 
+def _matrix(db: Path, model: str) -> np.ndarray:
+    """Every stored vector of ``model``, read straight from the file (float32 blobs)."""
+    with closing(sqlite3.connect(db)) as conn:
+        blobs = conn.execute(
+            "SELECT embedding FROM memories WHERE embedding_model = ?", (model,)
+        ).fetchall()
+    return np.vstack([np.frombuffer(b[0], dtype="<f4") for b in blobs])
+
+
 def _p(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1)))] * 1000
@@ -134,8 +145,7 @@ def measure(size: int, queries: int, seed: int) -> dict[str, Any]:
             latencies.append(time.perf_counter() - t0)
         # The floor: numpy alone over the same vectors (matrix in memory, query embedded).
         embedder = kioku.embedder
-        rows = [m.embedding.vector for m in kioku.store.iter(kioku._scoped()) if m.embedding]
-        matrix = np.asarray(rows, dtype=np.float32)
+        matrix = _matrix(Path(home) / "memories.db", embedder.model_id)
         floor = []
         for text in texts:
             t0 = time.perf_counter()
@@ -165,19 +175,18 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    results = [
-        measure(int(size), args.queries, args.seed) for size in args.sizes.split(",") if size
-    ]
-    if args.json:
-        print(json.dumps(results, indent=2))
-        return
-    for r in results:
+    for size in (int(s) for s in args.sizes.split(",") if s):
+        r = measure(size, args.queries, args.seed)
+        if args.json:
+            print(json.dumps(r), flush=True)
+            continue
         print(
             f"{r['memories']:>9,} memories (filled in {r['fill_seconds']} s; first query "
             f"{r['first_query_seconds']} s)\n"
             f"   recall p50 {r['recall_p50_ms']} ms  p95 {r['recall_p95_ms']} ms   "
             f"numpy floor p50 {r['floor_p50_ms']} ms  p95 {r['floor_p95_ms']} ms   "
-            f"ratio p95 {r['ratio_p95']}×"
+            f"ratio p95 {r['ratio_p95']}×",
+            flush=True,
         )
 
 

@@ -11,8 +11,9 @@ import click
 
 from kioku.config import default_config_toml, load_config
 from kioku.core.cost import CostReport
-from kioku.core.timefmt import format_ts, parse_ts
+from kioku.core.timefmt import format_ts
 from kioku.errors import ConfigError, KiokuError
+from kioku.interfaces.cli.inputs import parse_time_option
 from kioku.interfaces.cli.render import echo_json, table
 from kioku.interfaces.cli.state import CliState
 from kioku.service.kioku import DB_FILENAME
@@ -139,12 +140,7 @@ def stats_cmd(state: CliState, cost: bool, since: str | None, as_json: bool) -> 
     at the configured prices, per purpose as in the spec's cost table.
     """
     with state.open() as kioku:
-        since_at = None
-        if since is not None:
-            try:
-                since_at = parse_ts(since, kioku.clock.tz)
-            except ValueError as exc:
-                raise click.BadParameter(str(exc), param_hint="--since") from None
+        since_at = parse_time_option(since, kioku.clock.tz, "--since")
         stats = kioku.stats()
         db_path = kioku.db_path
         cost_data = _cost(kioku.cost(since_at)) if cost else None

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 import click
 
 from kioku.core.model import ALL_TAGS, Memory
 from kioku.core.serialize import explanation_to_dict, memory_to_dict
-from kioku.core.timefmt import format_ts, parse_ts
+from kioku.core.timefmt import format_ts
 from kioku.errors import ValidationError
+from kioku.interfaces.cli.inputs import parse_time_option
 from kioku.interfaces.cli.render import echo_json, excerpt, table
 from kioku.interfaces.cli.state import CliState
 
@@ -94,14 +93,7 @@ def add_cmd(
     spec says; the new memory starts at Level 1.
     """
     with state.open() as kioku:
-        created: datetime | None = None
-        if at is not None:
-            try:
-                created = parse_ts(at, kioku.clock.tz)
-            except ValueError as exc:
-                raise click.BadParameter(
-                    f"{exc}; use e.g. 2025-01-15T14:30:52+09:00", param_hint="--at"
-                ) from None
+        created = parse_time_option(at, kioku.clock.tz, "--at")
         try:
             memory = kioku.remember(
                 trigger,

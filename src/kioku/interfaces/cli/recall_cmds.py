@@ -4,18 +4,15 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
-from datetime import datetime
 from typing import IO, Any
 
 import click
 
 from kioku.core.serialize import memory_to_dict
-from kioku.core.timefmt import parse_ts
 from kioku.errors import KiokuError
+from kioku.interfaces.cli.inputs import parse_time_option, read_jsonl
 from kioku.interfaces.cli.render import echo_json, table
 from kioku.interfaces.cli.state import CliState
-from kioku.service.kioku import Kioku
 from kioku.service.recall import Recalled, RecallResult
 
 __all__ = ["COMMANDS"]
@@ -65,30 +62,6 @@ def _result_json(result: RecallResult, *, full: bool) -> dict[str, Any]:
     }
 
 
-def _parse_at(value: str | None, kioku: Kioku, hint: str) -> datetime | None:
-    if value is None:
-        return None
-    try:
-        return parse_ts(value, kioku.clock.tz)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc), param_hint=hint) from None
-
-
-def _queries(handle: IO[str]) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    for number, line in enumerate(handle, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield number, f"line {number} is not JSON ({exc.msg})"
-            continue
-        if not isinstance(record, dict) or not isinstance(record.get("query"), str):
-            yield number, f'line {number} must be an object with a "query" string'
-            continue
-        yield number, record
-
-
 @click.command("recall")
 @click.argument("query", required=False)
 @click.option(
@@ -125,13 +98,15 @@ def recall_cmd(
     with state.open(on_warning=_warn) as kioku:
         if queries is not None:
             failures = 0
-            for number, record in _queries(queries):
+            for number, record in read_jsonl(queries, "query", ("at",)):
                 if isinstance(record, str):
                     failures += 1
                     out: dict[str, Any] = {"line": number, "error": record}
                 else:
                     try:
-                        at = _parse_at(record.get("at"), kioku, f"--queries line {number}")
+                        at = parse_time_option(
+                            record.get("at"), kioku.clock.tz, f"--queries line {number}"
+                        )
                         result = kioku.recall(
                             record["query"],
                             top_k=top_k,
@@ -227,7 +202,7 @@ def import_cmd(state: CliState, source: IO[str], as_json: bool) -> None:
                     if source_id is not None and str(source_id) in known:
                         skipped += 1
                         continue
-                    at = _parse_at(record.get("at"), kioku, f"line {number}")
+                    at = parse_time_option(record.get("at"), kioku.clock.tz, f"line {number}")
                     kioku.remember_turn(
                         record["user"],
                         str(record.get("assistant") or ""),

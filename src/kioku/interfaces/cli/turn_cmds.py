@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator
-from datetime import datetime
 from typing import IO, Any
 
 import click
 
 from kioku.core.serialize import memory_to_dict
-from kioku.core.timefmt import parse_ts
 from kioku.errors import KiokuError
+from kioku.interfaces.cli.inputs import parse_time_option, read_jsonl
 from kioku.interfaces.cli.render import echo_json, excerpt
 from kioku.interfaces.cli.state import CliState
 from kioku.ports.analyzer import Analysis
@@ -75,14 +73,7 @@ def remember_cmd(
     analyzer stands in and a warning is printed: the turn is never lost.
     """
     with state.open(on_warning=_warn) as kioku:
-        created: datetime | None = None
-        if at is not None:
-            try:
-                created = parse_ts(at, kioku.clock.tz)
-            except ValueError as exc:
-                raise click.BadParameter(
-                    f"{exc}; use e.g. 2025-01-15T14:30:52+09:00", param_hint="--at"
-                ) from None
+        created = parse_time_option(at, kioku.clock.tz, "--at")
         memory, analysis = kioku.remember_turn(
             user_text, assistant_text, at=created, session_id=session_id
         )
@@ -92,25 +83,6 @@ def remember_cmd(
         echo_json(data)
     else:
         click.echo(f"{memory.id}  {_describe(analysis)}")
-
-
-def _jsonl_records(handle: IO[str]) -> Iterator[tuple[int, dict[str, Any] | str]]:
-    """(line number, record or an error message) for each non-blank line."""
-    for number, line in enumerate(handle, start=1):
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            yield number, f"line {number} is not JSON ({exc.msg})"
-            continue
-        if not isinstance(record, dict) or not isinstance(record.get("user", ""), str):
-            yield number, f'line {number} must be an object with a "user" string'
-            continue
-        if not isinstance(record.get("assistant", ""), str):
-            yield number, f'line {number}: "assistant" must be a string'
-            continue
-        yield number, record
 
 
 @click.command("analyze")
@@ -152,7 +124,7 @@ def analyze_cmd(
             return
         assert jsonl is not None
         failures = 0
-        for number, record in _jsonl_records(jsonl):
+        for number, record in read_jsonl(jsonl, "user", ("assistant",)):
             if isinstance(record, str):
                 failures += 1
                 out: dict[str, Any] = {"line": number, "error": record}

@@ -1,0 +1,50 @@
+"""Reading what users give the CLI: timestamps and JSON Lines files."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime, tzinfo
+from typing import IO, Any
+
+import click
+
+from kioku.core.timefmt import parse_ts
+
+__all__ = ["parse_time_option", "read_jsonl"]
+
+
+def parse_time_option(value: str | None, tz: tzinfo, param_hint: str) -> datetime | None:
+    """An ISO 8601 option value (no offset = local time); a clear usage error otherwise."""
+    if value is None:
+        return None
+    try:
+        return parse_ts(value, tz)
+    except ValueError as exc:
+        raise click.BadParameter(
+            f"{exc}; use e.g. 2025-01-15T14:30:52+09:00", param_hint=param_hint
+        ) from None
+
+
+def read_jsonl(
+    handle: IO[str], required: str, optional: tuple[str, ...] = ()
+) -> Iterator[tuple[int, dict[str, Any] | str]]:
+    """``(line number, record)`` for each non-blank line, or ``(line number, error message)``
+    when the line is not a JSON object whose ``required`` key (and ``optional`` keys, when
+    present) hold strings."""
+    for number, line in enumerate(handle, start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            yield number, f"line {number} is not JSON ({exc.msg})"
+            continue
+        if not isinstance(record, dict) or not isinstance(record.get(required), str):
+            yield number, f'line {number} must be an object with a "{required}" string'
+            continue
+        bad = [k for k in optional if k in record and not isinstance(record[k], str)]
+        if bad:
+            yield number, f'line {number}: "{bad[0]}" must be a string'
+            continue
+        yield number, record
