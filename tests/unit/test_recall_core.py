@@ -160,3 +160,17 @@ def test_neutralise_leaves_one_line_without_tags(text: str) -> None:
     out = neutralise(text)
     assert "\n" not in out
     assert "</memories>" not in out.lower().replace(" ", "")
+
+
+def test_a_preset_gives_its_weights_and_set_keys_override_them() -> None:
+    from dataclasses import replace as _replace
+
+    from kioku.config.schema import RetrievalConfig
+    from kioku.core.presets import PRESETS, effective_weights
+
+    assert effective_weights(RetrievalConfig()) == PRESETS["balanced"]
+    spec = effective_weights(RetrievalConfig(preset="spec"))
+    assert spec == PRESETS["spec"]
+    assert (spec.vector, spec.lexical, spec.retention_exponent) == (1.0, 0.0, 1.0)
+    tuned = effective_weights(_replace(RetrievalConfig(preset="spec"), lexical_weight=0.4))
+    assert tuned == _replace(PRESETS["spec"], lexical=0.4)

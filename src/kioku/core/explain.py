@@ -12,10 +12,9 @@ from kioku.core.retention import (
     level_floor,
     level_for_score,
     next_batch_after,
-    retention_score,
 )
 
-__all__ = ["Milestone", "RetentionExplanation", "explain_retention", "projected_score"]
+__all__ = ["Milestone", "RetentionExplanation", "explain_retention"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,11 +101,4 @@ def explain_retention(memory: Memory, config: Config, now: datetime) -> Retentio
         next_batch_at=nxt,
         milestones=tuple(milestones),
         note=note,
-    )
-
-
-def projected_score(memory: Memory, batches: int) -> float:
-    """The score after ``batches`` more daily batches without recall."""
-    return retention_score(
-        memory.emotional_intensity, memory.decay_coefficient, memory.memory_days + batches
     )

@@ -8,11 +8,13 @@ measured on LoCoMo (docs/benchmarks.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from types import MappingProxyType
 from typing import Final
 
-__all__ = ["PRESETS", "RecallWeights", "weights_for"]
+from kioku.config.schema import RetrievalConfig
+
+__all__ = ["PRESETS", "RecallWeights", "effective_weights"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,15 +71,27 @@ PRESETS: Final = MappingProxyType(
     }
 )
 
-WEIGHT_NAMES: Final = tuple(f.name for f in fields(RecallWeights))
+#: Which ``[retrieval]`` key overrides each weight.
+_CONFIG_KEYS: Final = MappingProxyType(
+    {
+        "vector": "vector_weight",
+        "lexical": "lexical_weight",
+        "retention_exponent": "retention_exponent",
+        "recency": "recency_weight",
+        "temporal_recency": "temporal_recency_weight",
+        "recency_half_life_days": "recency_half_life_days",
+        "category": "category_weight",
+        "candidates": "candidates",
+    }
+)
 
 
-def weights_for(preset: str, overrides: dict[str, float] | None = None) -> RecallWeights:
-    """The weights of ``preset`` with any ``overrides`` applied (names as in RecallWeights)."""
-    base = PRESETS[preset]
-    if not overrides:
-        return base
-    values: dict[str, float | int] = dict(overrides)
-    if "candidates" in values:
-        values["candidates"] = int(values["candidates"])
-    return replace(base, **values)  # type: ignore[arg-type]
+def effective_weights(cfg: RetrievalConfig) -> RecallWeights:
+    """The preset's weights, overridden by every weight key set to a non-default value."""
+    defaults = RetrievalConfig()
+    changed = {
+        weight: getattr(cfg, key)
+        for weight, key in _CONFIG_KEYS.items()
+        if getattr(cfg, key) != getattr(defaults, key)
+    }
+    return replace(PRESETS[cfg.preset], **changed)

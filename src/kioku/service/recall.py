@@ -16,13 +16,13 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from datetime import datetime
 
-from kioku.config.schema import Config, RetrievalConfig
+from kioku.config.schema import Config
 from kioku.core.inject import Injected, format_memories
 from kioku.core.model import Memory, Valence
-from kioku.core.presets import PRESETS, RecallWeights
+from kioku.core.presets import RecallWeights, effective_weights
 from kioku.core.recall import EmotionState, Priority, mentions_the_past, priority, resonance
 from kioku.core.recall import select_results as select
 from kioku.ports.embedder import Embedder
@@ -33,7 +33,6 @@ __all__ = [
     "RecallResult",
     "Recalled",
     "SessionMood",
-    "effective_weights",
     "run_recall",
     "session_key",
 ]
@@ -116,27 +115,6 @@ class SessionMood:
 
 def session_key(session_id: str) -> str:
     return f"session:{session_id}:mood"
-
-
-def effective_weights(cfg: RetrievalConfig) -> RecallWeights:
-    """The preset's weights, overridden by every weight key set to a non-default value."""
-    base = PRESETS[cfg.preset]
-    defaults = RetrievalConfig()
-    mapping = {
-        "vector": "vector_weight",
-        "lexical": "lexical_weight",
-        "retention_exponent": "retention_exponent",
-        "recency": "recency_weight",
-        "temporal_recency": "temporal_recency_weight",
-        "recency_half_life_days": "recency_half_life_days",
-        "category": "category_weight",
-        "candidates": "candidates",
-    }
-    values = {f.name: getattr(base, f.name) for f in fields(RecallWeights)}
-    for weight, key in mapping.items():
-        if getattr(cfg, key) != getattr(defaults, key):
-            values[weight] = getattr(cfg, key)
-    return RecallWeights(**values)
 
 
 def _score(
