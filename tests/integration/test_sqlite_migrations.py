@@ -257,6 +257,7 @@ def test_upgrade_from_version_1_keeps_every_row_and_field(tmp_path: Path, tokyo_
         (2, "scope_provenance_relations"),
         (3, "token_usage"),
         (4, "lexical_index"),
+        (5, "lifecycle_log"),
     ]
     indexes = {row[0] for row in _raw(path, "SELECT name FROM sqlite_master WHERE type='index'")}
     assert {"idx_retention_score", "idx_current_level", "idx_archived_at", "idx_created"} <= indexes

@@ -55,6 +55,7 @@ RANGE_CASES: list[tuple[str, object, str, str]] = [
     ("compression.schedule_hour", 24, "24", "an integer with 0 <= value <= 23"),
     ("compression.schedule_hour", -1, "-1", "0 <= value <= 23"),
     ("compression.interval_hours", 0, "0", "value > 0"),
+    ("compression.ratio_min_memories", -1, "-1", "value >= 0"),
     ("recall.decay_coefficient_boost", 1, "1", "0 <= value < 1"),
     ("recall.decay_coefficient_boost", -0.01, "-0.01", "0 <= value < 1"),
     ("recall.memory_days_reduction", 1.01, "1.01", "0 <= value <= 1"),

@@ -68,6 +68,9 @@ _COMMENTS: dict[str, str] = {
     "compression.delete_ratio": "Target share of memories moved out of the levels (archived).",
     "compression.schedule_hour": "Local hour (0-23) at which the batch runs.",
     "compression.interval_hours": "Hours between two batch runs.",
+    "compression.ratio_min_memories": (
+        "Enforce the level ratios only from this many non-protected memories on (0: always)."
+    ),
     "relations.score_proximity_threshold": "Retention scores closer than this count as near.",
     "relations.auto_link_similarity_threshold": "Cosine similarity (-1..1) that links memories.",
     "relations.max_relations_per_memory": "Most relations one memory keeps.",

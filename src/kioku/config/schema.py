@@ -90,6 +90,9 @@ class CompressionConfig:
     delete_ratio: float = 0.20
     schedule_hour: int = 3
     interval_hours: float = 24.0
+    #: Ratios are enforced only in a scope holding at least this many non-protected memories
+    #: (archived ones included); below it only the score thresholds move memories down.
+    ratio_min_memories: int = 100
 
 
 @dataclass(frozen=True, slots=True)

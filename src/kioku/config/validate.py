@@ -80,6 +80,7 @@ _BOUNDS: Mapping[str, _Bound] = {
     **{f"compression.{k}": _UNIT for k in _RATIOS},
     "compression.schedule_hour": _Bound(0, 23),
     "compression.interval_hours": _Bound(0, low_open=True),
+    "compression.ratio_min_memories": _NON_NEGATIVE,
     "relations.score_proximity_threshold": _NON_NEGATIVE,
     "relations.auto_link_similarity_threshold": _Bound(-1, 1),
     "relations.max_relations_per_memory": _NON_NEGATIVE,

@@ -15,6 +15,12 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+import numpy as np
+import numpy.typing as npt
+
+from kioku.core.lifecycle.links import Link
+from kioku.core.lifecycle.log import LogEntry
+from kioku.core.lifecycle.plan import Snapshot
 from kioku.core.model import Embedding, Memory, Relation, Valence
 from kioku.ports.usage import Usage, UsageTotal
 
@@ -231,6 +237,55 @@ class Store(Protocol):
         ...
 
     def set_state(self, key: str, value: str) -> None: ...
+
+    # The nightly batch (kioku.service.batch); the log rows are spec 004's lifecycle log.
+
+    def batch_snapshot(self, until: datetime) -> Snapshot:
+        """Every active memory made at or before ``until`` and every archived memory, as
+        columns, with every relation."""
+        ...
+
+    def write_scores(
+        self,
+        ids: Sequence[str],
+        memory_days: Sequence[float],
+        coefficient: Sequence[float],
+        recall_count: Sequence[int],
+        score: Sequence[float],
+    ) -> None:
+        """Set the day's numbers of many memories and clear their recall flags."""
+        ...
+
+    def add_links(self, links: Sequence[Link], at: datetime) -> None:
+        """Add relations (an existing source→target pair is left as it is)."""
+        ...
+
+    def remove_links(self, pairs: Sequence[tuple[str, str]]) -> None:
+        """Remove the relations ``source → target`` named."""
+        ...
+
+    def link_vectors(
+        self, model: str, user_id: str, agent_id: str, ids: Sequence[str] | None
+    ) -> tuple[builtins.list[str], npt.NDArray[np.float32]]:
+        """Unit vectors of ``model`` of the active memories of one scope (all, or ``ids``)."""
+        ...
+
+    def append_log(self, entries: Sequence[LogEntry]) -> None:
+        """Append lifecycle log rows."""
+        ...
+
+    def read_log(
+        self,
+        *,
+        memory_id: str | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        since: datetime | None = None,
+        events: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> builtins.list[LogEntry]:
+        """Lifecycle log rows, oldest first (the newest ``limit`` when given)."""
+        ...
 
     def stats(self, user_id: str | None, agent_id: str | None) -> StoreStats: ...
 

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import builtins
 import os
 import secrets
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Self, overload
+from typing import TYPE_CHECKING, Self, overload
 
 from kioku.adapters.clock import SystemClock
 from kioku.config import LoadedConfig, load_config
@@ -17,6 +18,7 @@ from kioku.config.schema import Config
 from kioku.core.cost import CostReport, Prices, cost_report
 from kioku.core.explain import RetentionExplanation, explain_retention
 from kioku.core.ids import make_memory_id
+from kioku.core.lifecycle.log import Event, LogEntry
 from kioku.core.model import Embedding, Level, Memory
 from kioku.core.validate import validate_memory
 from kioku.errors import (
@@ -36,6 +38,9 @@ from kioku.service.home import DB_FILENAME, resolve_home, store_factory
 from kioku.service.protection import require_protection_room
 from kioku.service.recall import RecallResult, SessionMood, run_recall, session_key
 from kioku.service.turns import draft_from_analysis
+
+if TYPE_CHECKING:
+    from kioku.service.batch import BatchReport
 
 __all__ = ["DB_FILENAME", "Kioku", "Stats", "resolve_home"]
 
@@ -556,7 +561,59 @@ class Kioku:
             if memory.protected and not force:
                 raise ProtectedMemoryError(memory_id)
             self.store.delete(memory_id)
+            self.store.append_log(
+                [
+                    LogEntry(
+                        event=Event.DELETE,
+                        memory_id=memory_id,
+                        at=self.clock.now(),
+                        user_id=memory.user_id,
+                        agent_id=memory.agent_id,
+                        level_before=memory.current_level,
+                        score_before=memory.retention_score,
+                        details={"why": "forget", "forced": bool(force and memory.protected)},
+                    )
+                ]
+            )
         return memory
+
+    # -- the nightly batch -----------------------------------------------------------------
+
+    def batch(
+        self,
+        *,
+        now: datetime | None = None,
+        dry_run: bool = False,
+        progress: Callable[[str, int, int], None] | None = None,
+    ) -> BatchReport:
+        """Apply every due daily batch up to ``now`` (see :mod:`kioku.service.batch`).
+
+        A second batch started while one runs returns at once with status
+        ``already_running``; ``dry_run`` plans the next due day and writes nothing.
+        """
+        from kioku.service.batch import run_batches
+
+        lock = None if self.home is None else self.home / "batch.lock"
+        return run_batches(self, now=now, dry_run=dry_run, progress=progress, lock_path=lock)
+
+    def lifecycle_log(
+        self,
+        *,
+        memory_id: str | None = None,
+        since: datetime | None = None,
+        events: Sequence[str] | None = None,
+        limit: int | None = None,
+        all_scopes: bool = False,
+    ) -> builtins.list[LogEntry]:
+        """Lifecycle log rows of this scope (or every scope), oldest first."""
+        return self.store.read_log(
+            memory_id=memory_id,
+            user_id=None if all_scopes else self.user_id,
+            agent_id=None if all_scopes else self.agent_id,
+            since=since,
+            events=events,
+            limit=limit,
+        )
 
     # -- maintenance -----------------------------------------------------------------------
 

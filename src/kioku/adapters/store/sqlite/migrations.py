@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
-from kioku.adapters.store.sqlite import schema_v2, search, usage
+from kioku.adapters.store.sqlite import lifecycle, schema_v2, search, usage
 from kioku.adapters.store.sqlite.connection import is_busy, is_corrupt
 from kioku.core.timefmt import format_ts
 from kioku.errors import KiokuError, StoreError
@@ -117,6 +117,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(3, "token_usage", (_sql_step(*usage.CREATE_USAGE),)),
     Migration(4, "lexical_index", (search.create_index, search.backfill)),
+    Migration(5, "lifecycle_log", (_sql_step(*lifecycle.CREATE_LOG),)),
 )
 
 #: The schema version this code writes and expects.

@@ -21,7 +21,18 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final
 
-from kioku.adapters.store.sqlite import maintenance, migrations, rows, search, vectors, writes
+import numpy as np
+import numpy.typing as npt
+
+from kioku.adapters.store.sqlite import (
+    lifecycle,
+    maintenance,
+    migrations,
+    rows,
+    search,
+    vectors,
+    writes,
+)
 from kioku.adapters.store.sqlite import usage as usage_rows
 from kioku.adapters.store.sqlite.connection import connect, translating
 from kioku.adapters.store.sqlite.queries import (
@@ -32,6 +43,9 @@ from kioku.adapters.store.sqlite.queries import (
     placeholders,
     where_clause,
 )
+from kioku.core.lifecycle.links import Link
+from kioku.core.lifecycle.log import LogEntry
+from kioku.core.lifecycle.plan import Snapshot
 from kioku.core.model import Memory, Valence
 from kioku.errors import StoreError, ValidationError
 from kioku.ports.store import (
@@ -368,6 +382,67 @@ class SqliteStore:
         where, params = where_clause(_scope_only(flt))
         with self._reading() as conn:
             return vectors.embedding_models(conn, where, params)
+
+    # -- the batch and its log --------------------------------------------------------
+
+    def batch_snapshot(self, until: datetime) -> Snapshot:
+        with self._reading() as conn:
+            return lifecycle.read_snapshot(conn, until)
+
+    def write_scores(
+        self,
+        ids: Sequence[str],
+        memory_days: Sequence[float],
+        coefficient: Sequence[float],
+        recall_count: Sequence[int],
+        score: Sequence[float],
+    ) -> None:
+        with self._writing() as conn:
+            lifecycle.write_scores(conn, ids, memory_days, coefficient, recall_count, score)
+
+    def add_links(self, links: Sequence[Link], at: datetime) -> None:
+        if links:
+            with self._writing() as conn:
+                lifecycle.add_links(conn, links, at)
+
+    def remove_links(self, pairs: Sequence[tuple[str, str]]) -> None:
+        if pairs:
+            with self._writing() as conn:
+                lifecycle.remove_links(conn, pairs)
+
+    def link_vectors(
+        self, model: str, user_id: str, agent_id: str, ids: Sequence[str] | None
+    ) -> tuple[builtins.list[str], npt.NDArray[np.float32]]:
+        with self._reading() as conn:
+            return lifecycle.read_vectors(conn, model, user_id, agent_id, ids)
+
+    def append_log(self, entries: Sequence[LogEntry]) -> None:
+        if entries:
+            with self._writing() as conn:
+                lifecycle.append_log(conn, entries)
+
+    def read_log(
+        self,
+        *,
+        memory_id: str | None = None,
+        user_id: str | None = None,
+        agent_id: str | None = None,
+        since: datetime | None = None,
+        events: Sequence[str] | None = None,
+        limit: int | None = None,
+    ) -> builtins.list[LogEntry]:
+        if limit is not None:
+            check_page(limit, 0)
+        with self._reading() as conn:
+            return lifecycle.read_log(
+                conn,
+                memory_id=memory_id,
+                user_id=user_id,
+                agent_id=agent_id,
+                since=since,
+                events=events,
+                limit=limit,
+            )
 
     # -- upkeep ------------------------------------------------------------------------
 

@@ -1,0 +1,287 @@
+#!/usr/bin/env python3
+"""One nightly batch at scale, and auto-linking on its own.
+
+    python benchmarks/batch_scale.py [--sizes 36500,1000000] [--per-day 100] [--store DIR] [--json]
+
+For each size, a store of synthetic memories is built in the state years of daily batches
+leave it in: ``--per-day`` memories a day (default 100, so 36,500 is one year and 1,000,000
+about 27 years), a spec-like mix of categories (casual 35 %, work 35 %, decision 15 %,
+emotional 15 %) and intensities, a few protected, about 1 % recalled since the last batch and
+a few revival requests; each memory's ``memory_days``, score and level follow from its age,
+and the level ratios are settled once by the planner. Levels 2 and 3 hold summary and keyword
+texts; vectors are random unit vectors (the batch re-embeds what it compresses with the
+configured embedder, the offline default). Then one batch runs (``Kioku.batch``, offline
+analyzer, no LLM) and its wall time is printed with the time of each phase.
+
+Separately, auto-linking is timed as the spec sizes it: 100 new memories against 36,500 at
+384 dimensions (one matrix product and the threshold scan, ``kioku.core.lifecycle.links``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import random
+import shutil
+import tempfile
+import time
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+import numpy as np
+
+from kioku import Kioku
+from kioku.adapters.clock import FixedClock
+from kioku.core.lifecycle.links import Node, auto_links
+from kioku.core.lifecycle.plan import ArchivedPopulation, Population, plan_day
+from kioku.core.model import Embedding, Level, Memory, Valence
+from kioku.core.retention import decay_coefficient, initial_memory_days
+
+TOKYO = ZoneInfo("Asia/Tokyo")
+_CATS = ("casual", "work", "decision", "emotional")
+_CAT_WEIGHTS = (0.35, 0.35, 0.15, 0.15)
+_WORDS = (
+    "deploy docker index query postgres sqlite memory batch vector cache latency release "
+    "review design decision garden dog river coffee train birthday mother exam job offer "
+    "concert painting travel kyoto rain weather holiday budget invoice meeting sprint bug"
+).split()
+DIM = 384
+
+
+def _intensity(rng: random.Random, category: str) -> int:
+    centre = {"casual": 30, "work": 45, "decision": 60, "emotional": 75}[category]
+    return max(5, min(100, int(rng.gauss(centre, 15))))
+
+
+def _texts(rng: random.Random, level: int) -> tuple[str, str]:
+    words = rng.sample(_WORDS, 8)
+    if level == Level.FULL:
+        return (
+            f"We talked about the {words[0]} and the {words[1]} during the {words[2]} review",
+            f"I explained how the {words[3]} affects the {words[4]}; we agreed to check the "
+            f"{words[5]} and the {words[6]} again next week before the {words[7]}.",
+        )
+    if level == Level.SUMMARY:
+        return f"Talked about the {words[0]} and {words[1]}", f"Explained the {words[3]}."
+    return f"{words[0]}, {words[1]}", f"{words[3]}, {words[4]}"
+
+
+def build(kioku: Kioku, size: int, per_day: int, seed: int) -> datetime:
+    """Fill the store in a settled state; returns the time of the last batch it reflects."""
+    rng = random.Random(seed)
+    np_rng = np.random.default_rng(seed)
+    cfg = kioku.config
+    hour = cfg.compression.schedule_hour
+    days = math.ceil(size / per_day)
+    last_batch = datetime(2026, 1, 1, hour, tzinfo=TOKYO)
+    first = last_batch - timedelta(days=days)
+    rows: list[dict[str, Any]] = []
+    for i in range(size):
+        created = first + timedelta(seconds=(i / per_day) * 86400 + 60)
+        category = rng.choices(_CATS, _CAT_WEIGHTS)[0]
+        intensity = _intensity(rng, category)
+        coefficient = decay_coefficient(
+            category,
+            intensity,
+            cfg.retention.decay_by_category,
+            cfg.retention.base_decay_coefficient,
+        )
+        recalls = 1 if rng.random() < 0.05 else 0
+        coefficient = min(cfg.retention.max_decay_coefficient, coefficient + 0.02 * recalls)
+        age = initial_memory_days(created, hour) + max(
+            0, (last_batch - created).days - (0 if created.hour < hour else 1)
+        )
+        age *= 0.5**recalls
+        rows.append(
+            {
+                "created": created,
+                "category": category,
+                "intensity": intensity,
+                "coefficient": coefficient,
+                "memory_days": age,
+                "recall_count": recalls,
+                "protected": rng.random() < 0.0005,
+            }
+        )
+    # Settle levels: thresholds and ratios as the planner would leave them.
+    ids = np.empty(size, dtype=object)
+    ids[:] = [f"mem_bench_{i:08d}" for i in range(size)]
+    score = np.asarray([r["intensity"] * r["coefficient"] ** r["memory_days"] for r in rows])
+    pop = Population(
+        ids=ids,
+        scope=np.zeros(size, dtype=np.int32),
+        created=np.asarray([r["created"].timestamp() for r in rows]),
+        intensity=np.asarray([float(r["intensity"]) for r in rows]),
+        coefficient=np.asarray([r["coefficient"] for r in rows]),
+        memory_days=np.asarray([r["memory_days"] for r in rows]) - 1.0,
+        recall_count=np.asarray([r["recall_count"] for r in rows], dtype=np.int64),
+        recalled=np.zeros(size, dtype=np.bool_),
+        level=np.ones(size, dtype=np.int8),
+        protected=np.asarray([r["protected"] for r in rows], dtype=np.bool_),
+        score=score,
+    )
+    settled = plan_day(pop, ArchivedPopulation.empty(), cfg, last_batch, first - timedelta(days=1))
+    model = kioku.embedder.model_id
+    batch: list[Memory] = []
+    for i, r in enumerate(rows):
+        level = int(settled.level[i])
+        trigger, content = _texts(rng, min(level, Level.TRACE))
+        archived = level == Level.ARCHIVED
+        vector = np_rng.standard_normal(DIM).astype(np.float32)
+        vector /= np.linalg.norm(vector)
+        requested = archived and rng.random() < 0.002
+        batch.append(
+            Memory(
+                id=str(ids[i]),
+                created=r["created"],
+                trigger=trigger,
+                content=content,
+                emotional_intensity=r["intensity"],
+                emotional_valence=Valence.NEUTRAL,
+                emotional_arousal=40,
+                category=r["category"],
+                decay_coefficient=r["coefficient"],
+                memory_days=float(settled.memory_days[i]),
+                retention_score=float(settled.score[i]),
+                current_level=level,
+                recall_count=r["recall_count"],
+                recalled_since_last_batch=(not archived) and rng.random() < 0.01,
+                protected=bool(r["protected"]) and not archived,
+                archived_at=last_batch - timedelta(days=rng.randint(0, 200)) if archived else None,
+                revival_requested=requested,
+                revival_requested_at=last_batch if requested else None,
+                user_id=kioku.user_id,
+                agent_id=kioku.agent_id,
+                embedding=Embedding(model, tuple(vector.tolist())),
+            )
+        )
+        if len(batch) == 5000:
+            kioku.store.add_many(batch)
+            batch = []
+    if batch:
+        kioku.store.add_many(batch)
+    kioku.store.set_state("batch_last_day", last_batch.date().isoformat())
+    # Today's new memories, made after the last batch.
+    kioku.clock = FixedClock(last_batch + timedelta(hours=6))
+    for n in range(per_day):
+        trigger, content = _texts(rng, Level.FULL)
+        kioku.remember(
+            trigger,
+            content,
+            intensity=_intensity(rng, "work"),
+            category=rng.choices(_CATS, _CAT_WEIGHTS)[0],
+            at=last_batch + timedelta(minutes=10 + n),
+        )
+    return last_batch
+
+
+def measure(size: int, per_day: int, seed: int, store_dir: Path | None) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp) / "home"
+        built = store_dir is not None and (store_dir / "memories.db").exists()
+        fill_s = 0.0
+        if built:
+            assert store_dir is not None
+            shutil.copytree(store_dir, home)
+            last = datetime.fromisoformat((store_dir / "last_batch").read_text().strip())
+        else:
+            t0 = time.perf_counter()
+            with Kioku.open(home, env={}) as kioku:
+                last = build(kioku, size, per_day, seed)
+            fill_s = time.perf_counter() - t0
+            (home / "last_batch").write_text(last.isoformat())
+            if store_dir is not None:
+                shutil.copytree(home, store_dir, dirs_exist_ok=True)
+        now = last + timedelta(days=1, hours=1)
+        with Kioku.open(home, env={}, clock=FixedClock(now)) as kioku:
+            phases: dict[str, float] = {}
+            marks = [time.perf_counter()]
+
+            def progress(label: str, done: int, total: int) -> None:
+                del done, total
+                marks.append(time.perf_counter())
+                phases[label] = marks[-1] - marks[-2]
+
+            t0 = time.perf_counter()
+            report = kioku.batch(now=now, progress=progress)
+            batch_s = time.perf_counter() - t0
+            stats = kioku.store.stats(None, None)
+    day = report.days[0].to_dict() if report.days else {}
+    return {
+        "memories": size,
+        "per_day": per_day,
+        "fill_seconds": round(fill_s, 1),
+        "batch_seconds": round(batch_s, 2),
+        "status": report.status,
+        "day": day,
+        "by_level": stats.by_level,
+    }
+
+
+def measure_linking(new: int, existing: int, seed: int) -> dict[str, Any]:
+    rng = np.random.default_rng(seed)
+    all_vectors = rng.standard_normal((existing, DIM)).astype(np.float32)
+    all_vectors /= np.linalg.norm(all_vectors, axis=1, keepdims=True)
+    # Near-duplicates of some existing rows, so links are really made.
+    fresh = all_vectors[:new] + 0.2 * rng.standard_normal((new, DIM)).astype(
+        np.float32
+    ) / math.sqrt(DIM)
+    fresh /= np.linalg.norm(fresh, axis=1, keepdims=True)
+    all_ids = [f"m{i}" for i in range(existing)]
+    fresh_ids = [f"n{i}" for i in range(new)]
+    nodes = {k: Node(50.0, float(i)) for i, k in enumerate(all_ids + fresh_ids)}
+    times = []
+    links: list[Any] = []
+    for _ in range(5):
+        t0 = time.perf_counter()
+        links = auto_links(
+            fresh_ids, fresh, all_ids, all_vectors, [], nodes,
+            threshold=0.85, max_relations=10, proximity=5.0,
+        )  # fmt: skip
+        times.append(time.perf_counter() - t0)
+    return {
+        "new": new,
+        "existing": existing,
+        "dim": DIM,
+        "links": len(links),
+        "best_seconds": round(min(times), 4),
+        "median_seconds": round(sorted(times)[len(times) // 2], 4),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="36500")
+    parser.add_argument("--per-day", type=int, default=100)
+    parser.add_argument("--seed", type=int, default=5)
+    parser.add_argument("--store", type=Path, help="keep the filled store here and reuse it")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    link = measure_linking(100, 36_500, args.seed)
+    print(json.dumps(link) if args.json else (
+        f"auto-linking {link['new']} new × {link['existing']:,} existing at {link['dim']} dims: "
+        f"best {link['best_seconds']} s, median {link['median_seconds']} s ({link['links']} links)"
+    ), flush=True)  # fmt: skip
+    for size in (int(s) for s in args.sizes.split(",") if s):
+        store = None if args.store is None else args.store / str(size)
+        r = measure(size, args.per_day, args.seed, store)
+        if args.json:
+            print(json.dumps(r), flush=True)
+            continue
+        d = r["day"]
+        print(
+            f"{r['memories']:>9,} memories ({r['per_day']}/day; filled in {r['fill_seconds']} s): "
+            f"one batch {r['batch_seconds']} s — {d.get('memories', 0):,} active, "
+            f"reinforced {d.get('reinforced')}, compressed {d.get('compressed')}, "
+            f"archived {d.get('archived')} (ratio {d.get('ratio_forced')}), revived "
+            f"{d.get('revived')}, deferred {d.get('revivals_deferred')}, links +{d.get('linked')} "
+            f"-{d.get('unlinked')}; levels {r['by_level']}",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()

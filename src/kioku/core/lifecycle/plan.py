@@ -1,0 +1,426 @@
+"""One day's batch as a plan: what happens to every memory, computed before anything is written.
+
+Pure: the memories come in as column arrays (:class:`Population`), the configuration and the
+batch moment are parameters, and the result (:class:`DayPlan`) says, per memory, its new
+``memory_days``, coefficient, recall count, score and level, which memories are compressed,
+archived, revived or erased. The service turns the plan into writes in one transaction.
+
+Each step cites the part of spec 000 it implements (圧縮処理の内容, steps 1–8, and
+アーカイブ層 / 完全消去). Arrays keep a million memories cheap: the per-memory arithmetic is
+vectorised, only memories that change level are handled one by one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+from kioku.config.schema import Config
+from kioku.core.model import Level
+
+__all__ = [
+    "ArchivedPopulation",
+    "DayPlan",
+    "Population",
+    "Revival",
+    "Snapshot",
+    "Transition",
+    "plan_day",
+    "ratio_targets",
+]
+
+F64 = npt.NDArray[np.float64]
+I64 = npt.NDArray[np.int64]
+B = npt.NDArray[np.bool_]
+Ids = npt.NDArray[np.object_]
+
+#: Why a memory changed level.
+THRESHOLD: Final = "threshold"
+RATIO: Final = "ratio"
+
+_SECONDS_PER_DAY: Final = 86_400.0
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Population:
+    """Every active (not archived) memory the batch looks at, as parallel columns.
+
+    ``scope`` is a small integer per (user, agent); ratios are kept per scope, so one
+    tenant's memories never push another's. ``created`` is seconds since the epoch.
+    """
+
+    ids: Ids
+    scope: npt.NDArray[np.int32]
+    created: F64
+    intensity: F64
+    coefficient: F64
+    memory_days: F64
+    recall_count: I64
+    recalled: B
+    level: npt.NDArray[np.int8]
+    protected: B
+    score: F64
+
+    def __len__(self) -> int:
+        return int(self.ids.size)
+
+    @staticmethod
+    def empty() -> Population:
+        return Population(
+            ids=np.empty(0, dtype=object),
+            scope=np.empty(0, dtype=np.int32),
+            created=np.empty(0),
+            intensity=np.empty(0),
+            coefficient=np.empty(0),
+            memory_days=np.empty(0),
+            recall_count=np.empty(0, dtype=np.int64),
+            recalled=np.empty(0, dtype=np.bool_),
+            level=np.empty(0, dtype=np.int8),
+            protected=np.empty(0, dtype=np.bool_),
+            score=np.empty(0),
+        )
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class ArchivedPopulation:
+    """Every archived memory: candidates for revival and for erasure."""
+
+    ids: Ids
+    scope: npt.NDArray[np.int32]
+    created: F64
+    intensity: F64
+    coefficient: F64
+    recall_count: I64
+    archived_at: F64  # seconds since the epoch
+    revival_requested: B
+    revival_requested_at: F64  # NaN when not requested
+    protected: B
+
+    def __len__(self) -> int:
+        return int(self.ids.size)
+
+    @staticmethod
+    def empty() -> ArchivedPopulation:
+        return ArchivedPopulation(
+            ids=np.empty(0, dtype=object),
+            scope=np.empty(0, dtype=np.int32),
+            created=np.empty(0),
+            intensity=np.empty(0),
+            coefficient=np.empty(0),
+            recall_count=np.empty(0, dtype=np.int64),
+            archived_at=np.empty(0),
+            revival_requested=np.empty(0, dtype=np.bool_),
+            revival_requested_at=np.empty(0),
+            protected=np.empty(0, dtype=np.bool_),
+        )
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Snapshot:
+    """What a batch reads from the store for one day."""
+
+    population: Population
+    archived: ArchivedPopulation
+    scopes: tuple[tuple[str, str], ...]  # scope code -> (user_id, agent_id)
+    links: tuple[tuple[str, str, str], ...]  # (source, target, type)
+
+
+@dataclass(frozen=True, slots=True)
+class Transition:
+    """One memory moving down: ``from_level`` → ``to_level`` (4 = archive), and why."""
+
+    index: int  # row in the Population
+    memory_id: str
+    from_level: int
+    to_level: int
+    reason: str  # THRESHOLD or RATIO
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Revival:
+    """An archived memory brought back to Level 3 (アーカイブからの自動復活)."""
+
+    index: int  # row in the ArchivedPopulation
+    memory_id: str
+    score: float
+    memory_days: float
+    recall_count: int
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DayPlan:
+    """The whole of one batch, before any write."""
+
+    moment: datetime
+    # New values for every row of the Population (step 1 and 2).
+    memory_days: F64
+    coefficient: F64
+    recall_count: I64
+    score: F64
+    level: npt.NDArray[np.int8]
+    reinforced: B
+    #: Made since the previous batch: not aged today, and linked to similar memories.
+    fresh: B
+    transitions: tuple[Transition, ...]
+    revivals: tuple[Revival, ...]
+    #: Archived memories whose revival request is turned down today (ratio full).
+    revivals_deferred: tuple[int, ...]
+    #: Rows of the ArchivedPopulation to erase (step 8).
+    deletions: tuple[int, ...]
+    #: Per scope: non-protected memories counted for the ratios, and per-level counts after.
+    shares: dict[int, dict[str, int]] = field(default_factory=dict)
+
+    @property
+    def archived_today(self) -> tuple[Transition, ...]:
+        return tuple(t for t in self.transitions if t.to_level == Level.ARCHIVED)
+
+
+def ratio_targets(config: Config) -> dict[int, float]:
+    """The most each level may hold, as a share of the non-protected memories (比率強制)."""
+    c = config.compression
+    return {Level.FULL: c.level1_ratio, Level.SUMMARY: c.level2_ratio, Level.TRACE: c.level3_ratio}
+
+
+def plan_day(
+    pop: Population,
+    archived: ArchivedPopulation,
+    config: Config,
+    moment: datetime,
+    previous: datetime,
+) -> DayPlan:
+    """Plan the batch at ``moment`` over ``pop`` and ``archived``; ``previous`` is the batch
+    time before it (memories created after it meet their first batch today)."""
+    if moment.tzinfo is None or previous.tzinfo is None:
+        raise ValueError("moment and previous must be timezone-aware")
+    now = moment.timestamp()
+    fresh = pop.created > previous.timestamp()
+    days, coefficient, count, reinforced = _reinforce_or_age(pop, fresh, config)
+    # Step 2: retention_score = emotional_intensity × decay_coefficient ^ memory_days.
+    score = pop.intensity * np.power(coefficient, days)
+    level = pop.level.copy()
+    transitions: dict[int, Transition] = {}
+    _threshold_levels(pop, score, level, config, transitions)
+    shares = _enforce_ratios(pop, archived, score, level, config, transitions)
+    revivals, deferred = _revive(archived, shares, config, now)
+    deletions = _deletions(archived, config, now, {r.index for r in revivals})
+    return DayPlan(
+        moment=moment,
+        memory_days=days,
+        coefficient=coefficient,
+        recall_count=count,
+        score=score,
+        level=level,
+        reinforced=reinforced,
+        fresh=fresh,
+        transitions=tuple(transitions[i] for i in sorted(transitions)),
+        revivals=tuple(revivals),
+        revivals_deferred=tuple(deferred),
+        deletions=tuple(deletions),
+        shares=shares,
+    )
+
+
+def _reinforce_or_age(pop: Population, fresh: B, config: Config) -> tuple[F64, F64, I64, B]:
+    """Step 1 (バッチ処理時の強化フロー): a recalled memory has ``memory_days`` reduced (halved by
+    default), its coefficient raised by the boost up to the cap, its count increased; every
+    other memory ages by one day. A coefficient already above the cap is never lowered.
+
+    A memory made since the previous batch is not aged: its first ``memory_days`` already is
+    the time from its creation to this batch (memory_days の初期値計算).
+    """
+    recall = config.recall
+    cap = config.retention.max_decay_coefficient
+    hit = pop.recalled
+    aged = np.where(fresh, pop.memory_days, pop.memory_days + 1.0)
+    days = np.where(hit, pop.memory_days * (1.0 - recall.memory_days_reduction), aged)
+    boosted = np.maximum(
+        pop.coefficient, np.minimum(cap, pop.coefficient + recall.decay_coefficient_boost)
+    )
+    coefficient = np.where(hit, boosted, pop.coefficient)
+    count = pop.recall_count + hit.astype(np.int64)
+    return days, coefficient, count, hit.copy()
+
+
+def _move(
+    transitions: dict[int, Transition],
+    pop: Population,
+    i: int,
+    to_level: int,
+    reason: str,
+    score: float,
+) -> None:
+    """Record ``i`` moving down to ``to_level``; a second move the same day extends the first
+    (二重圧縮: Level 1 → 2 → 3 in one batch is allowed)."""
+    earlier = transitions.get(i)
+    from_level = int(pop.level[i]) if earlier is None else earlier.from_level
+    why = reason if earlier is None else earlier.reason
+    transitions[i] = Transition(i, str(pop.ids[i]), from_level, to_level, why, score)
+
+
+def _threshold_levels(
+    pop: Population,
+    score: F64,
+    level: npt.NDArray[np.int8],
+    config: Config,
+    transitions: dict[int, Transition],
+) -> None:
+    """Step 3 (閾値設定): the level a score belongs to; a memory only ever moves down (its text
+    is already compressed), and a protected memory never moves (保護記憶)."""
+    lv = config.levels
+    by_score = np.full(score.shape, Level.ARCHIVED, dtype=np.int8)
+    by_score[score > lv.level3_threshold] = Level.TRACE
+    by_score[score > lv.level2_threshold] = Level.SUMMARY
+    by_score[score > lv.level1_threshold] = Level.FULL
+    down = (by_score > level) & ~pop.protected
+    for i in np.flatnonzero(down).tolist():
+        _move(transitions, pop, i, int(by_score[i]), THRESHOLD, float(score[i]))
+    level[down] = by_score[down]
+
+
+def _enforce_ratios(
+    pop: Population,
+    archived: ArchivedPopulation,
+    score: F64,
+    level: npt.NDArray[np.int8],
+    config: Config,
+    transitions: dict[int, Transition],
+) -> dict[int, dict[str, int]]:
+    """Step 4 (比率強制): per scope, top-down, the excess of each level is pushed one level
+    down: lowest score first, then oldest, then least recalled (対象選定の優先順位).
+
+    The denominator is every non-protected memory of the scope, archived ones included (the
+    targets 15/30/35 % leave 20 % for the archive); protected memories count nowhere. A level
+    holds at most ``floor(share × total)`` memories afterwards. A scope with fewer than
+    ``ratio_min_memories`` memories is left to the thresholds: with ten memories, a 15 % share
+    would summarise nine of a new user's first memories on the first night.
+    """
+    targets = ratio_targets(config)
+    shares: dict[int, dict[str, int]] = {}
+    free = ~pop.protected
+    archived_counts = np.bincount(archived.scope[~archived.protected], minlength=0)
+    scopes = np.union1d(np.unique(pop.scope), np.unique(archived.scope))
+    for scope in scopes.tolist():
+        rows = np.flatnonzero((pop.scope == scope) & free)
+        in_archive = int(archived_counts[scope]) if scope < archived_counts.size else 0
+        total = int(rows.size) + in_archive
+        enforce = total >= config.compression.ratio_min_memories
+        for lvl in (Level.FULL, Level.SUMMARY, Level.TRACE) if enforce else ():
+            members = rows[level[rows] == lvl]
+            allowed = int(np.floor(targets[lvl] * total + 1e-9))
+            excess = members.size - allowed
+            if excess <= 0:
+                continue
+            # np.lexsort sorts by the last key first: score, then created, then recall count,
+            # then the id (so equal memories are chosen the same way every time).
+            id_rank = np.argsort(np.argsort(pop.ids[members].astype(str)))
+            order = np.lexsort(
+                (id_rank, pop.recall_count[members], pop.created[members], score[members])
+            )
+            for i in members[order[:excess]].tolist():
+                _move(transitions, pop, i, lvl + 1, RATIO, float(score[i]))
+                level[i] = lvl + 1
+        counts = np.bincount(level[rows].astype(np.int64), minlength=5)
+        archived_now = int(counts[Level.ARCHIVED]) + in_archive
+        shares[scope] = {
+            "total": total,
+            "level1": int(counts[Level.FULL]),
+            "level2": int(counts[Level.SUMMARY]),
+            "level3": int(counts[Level.TRACE]),
+            "archived": archived_now,
+        }
+    return shares
+
+
+def _revive(
+    archived: ArchivedPopulation,
+    shares: dict[int, dict[str, int]],
+    config: Config,
+    now: float,
+) -> tuple[list[Revival], list[int]]:
+    """アーカイブからの自動復活: oldest request first, a memory returns to Level 3 only while
+    ``(level3 + 1) / total ≤ level3_ratio``; otherwise its request is turned down (the flag
+    is cleared) so ratio-archived memories do not loop back and forth.
+
+    The revived score is the intensity decayed by whole days in the archive, at least
+    ``level3_threshold + revival_min_margin``; ``memory_days`` is set so that the spec's formula
+    gives that score again at the next batch (else step 2 would overwrite it at once).
+    """
+    arc = config.archive
+    floor = config.levels.level3_threshold + arc.revival_min_margin
+    ratio = config.compression.level3_ratio
+    asked = np.flatnonzero(archived.revival_requested & ~archived.protected)
+    if asked.size == 0:
+        return [], []
+    order = asked[
+        np.lexsort((archived.ids[asked].astype(str), archived.revival_requested_at[asked]))
+    ]
+    revived: list[Revival] = []
+    deferred: list[int] = []
+    for i in order.tolist():
+        scope = int(archived.scope[i])
+        counts = shares.setdefault(
+            scope, {"total": 0, "level1": 0, "level2": 0, "level3": 0, "archived": 0}
+        )
+        total = counts["total"]
+        enforced = total >= config.compression.ratio_min_memories
+        if total == 0 or (enforced and (counts["level3"] + 1) / total > ratio + 1e-12):
+            deferred.append(i)
+            continue
+        days_in_archive = max(0, int((now - float(archived.archived_at[i])) // _SECONDS_PER_DAY))
+        intensity = float(archived.intensity[i])
+        score = max(intensity * arc.revival_decay_per_day**days_in_archive, floor)
+        revived.append(
+            Revival(
+                index=i,
+                memory_id=str(archived.ids[i]),
+                score=score,
+                memory_days=_days_for_score(intensity, float(archived.coefficient[i]), score),
+                recall_count=int(archived.recall_count[i]) + 1,
+            )
+        )
+        counts["level3"] += 1
+        counts["archived"] -= 1
+    return revived, deferred
+
+
+def _days_for_score(intensity: float, coefficient: float, score: float) -> float:
+    """The ``memory_days`` at which ``intensity × coefficient^days`` equals ``score`` (≥ 0)."""
+    if intensity <= 0 or score >= intensity or not 0.0 < coefficient < 1.0:
+        return 0.0
+    return float(np.log(score / intensity) / np.log(coefficient))
+
+
+def _deletions(
+    archived: ArchivedPopulation, config: Config, now: float, reviving: set[int]
+) -> list[int]:
+    """Step 8 (完全消去): archived memories that meet the auto-delete conditions, combined by
+    ``delete_condition_mode`` (AND: every condition, OR: any). Never a protected memory, nor
+    one revived today; nothing at all unless ``auto_delete_enabled``."""
+    arc = config.archive
+    if not arc.auto_delete_enabled or len(archived) == 0:
+        return []
+    archived_days = np.floor((now - archived.archived_at) / _SECONDS_PER_DAY)
+    conditions: list[B] = [archived_days > arc.retention_days]
+    if arc.delete_require_zero_recall:
+        conditions.append(archived.recall_count == 0)
+    conditions.append(archived.intensity < arc.delete_max_intensity)
+    combined = (
+        np.logical_and.reduce(conditions)
+        if arc.delete_condition_mode == "AND"
+        else np.logical_or.reduce(conditions)
+    )
+    combined &= ~archived.protected
+    return [i for i in np.flatnonzero(combined).tolist() if i not in reviving]
+
+
+def stack_ids(ids: Sequence[str]) -> Ids:
+    """An object array of ids (numpy would otherwise make fixed-width strings)."""
+    out = np.empty(len(ids), dtype=object)
+    out[:] = list(ids)
+    return out
