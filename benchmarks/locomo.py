@@ -11,8 +11,10 @@ question's evidence turns among the memories recalled, matched by their provenan
 Adversarial questions (category 5) are reported apart and left out of "overall".
 
 Methods, all on the same stores in the same run: ``kioku`` (the configured preset),
-``bm25`` (BM25 over kioku's terms alone) and ``dense`` (cosine of the configured embedder
-alone); the baselines ignore retention, recency and category.
+``bm25`` (BM25 over kioku's query and index terms alone) and ``dense`` (cosine of the
+configured embedder alone); the baselines ignore retention, recency, category and
+conversation context. Recall@10 is also given per conversation, with how many conversations
+kioku wins against each baseline.
 """
 
 from __future__ import annotations
@@ -92,6 +94,7 @@ def method_config(kioku: Kioku, method: str) -> None:
             recency_weight=0.0,
             temporal_recency_weight=0.0,
             category_weight=0.0,
+            context_weight=0.0,
         )
     else:
         retrieval = base
@@ -114,6 +117,7 @@ def main() -> None:
         samples = samples[: args.limit]
     methods = args.methods.split(",")
     hits: dict[str, dict[str, list[dict[int, float]]]] = {m: defaultdict(list) for m in methods}
+    by_conv: dict[str, dict[str, list[float]]] = {m: defaultdict(list) for m in methods}
     latency: dict[str, list[float]] = {m: [] for m in methods}
     injected: dict[str, list[int]] = {m: [] for m in methods}
     turns = 0
@@ -143,6 +147,7 @@ def main() -> None:
                         hits[method][cat].append(scores)
                         if cat != "adversarial":
                             hits[method]["overall"].append(scores)
+                            by_conv[method][conv_id].append(scores[10])
                             injected[method].append(len(result.block))
                 kioku.config = defaults
     report: dict[str, Any] = {"turns": turns, "seconds": round(time.perf_counter() - started, 1)}
@@ -158,11 +163,22 @@ def main() -> None:
         lat = sorted(latency[method])
         report[method] = {
             "recall": rows,
+            "conversation_R@10": {
+                conv: round(sum(values) / len(values), 3)
+                for conv, values in by_conv[method].items()
+            },
             "p50_ms": round(statistics.median(lat) * 1000, 2) if lat else None,
             "p95_ms": round(lat[int(0.95 * (len(lat) - 1))] * 1000, 2) if lat else None,
             "chars_injected_mean": round(statistics.mean(injected[method]), 1)
             if injected[method]
             else 0,
+        }
+    if "kioku" in methods:
+        mine = report["kioku"]["conversation_R@10"]
+        report["kioku_wins_R@10"] = {
+            other: sum(1 for c, v in mine.items() if v > report[other]["conversation_R@10"][c])
+            for other in methods
+            if other != "kioku"
         }
     if args.json:
         print(json.dumps(report, indent=2))
@@ -178,6 +194,13 @@ def main() -> None:
         print(f"  {'category':<12} {'n':>4} " + " ".join(f"{'R@' + str(k):>6}" for k in KS))
         for cat, row in r["recall"].items():
             print(f"  {cat:<12} {row['n']:>4} " + " ".join(f"{row[f'R@{k}']:>6}" for k in KS))
+    convs = list(report[methods[0]]["conversation_R@10"])
+    print(f"\nR@10 per conversation\n  {'method':<8} " + " ".join(f"{c:>8}" for c in convs))
+    for method in methods:
+        row = report[method]["conversation_R@10"]
+        print(f"  {method:<8} " + " ".join(f"{row[c]:>8}" for c in convs))
+    for other, wins in report.get("kioku_wins_R@10", {}).items():
+        print(f"  kioku wins {wins} of {len(convs)} conversations against {other}")
     sys.stdout.flush()
 
 

@@ -14,6 +14,7 @@ from kioku import Kioku
 from kioku.adapters.clock import FixedClock
 from kioku.core.lifecycle.log import Event
 from kioku.core.model import Level
+from kioku.ports.analyzer import Compressed
 from kioku.ports.store import MemoryFilter, MemoryPatch
 from kioku.service.batch import LAST_DAY_KEY, batch_lock
 
@@ -191,3 +192,38 @@ def test_log_survives_in_the_file(kioku: Kioku, clock: FixedClock) -> None:
     with sqlite3.connect(kioku.home / "memories.db") as conn:
         (n,) = conn.execute("SELECT COUNT(*) FROM lifecycle_log").fetchone()
     assert n == len(kioku.lifecycle_log())
+
+
+class CountingAnalyzer:
+    """A scripted provider: fixed summaries and keywords, and a count of its calls."""
+
+    name = "scripted"
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str]] = []
+
+    def analyze(self, turn: object) -> object:
+        raise NotImplementedError
+
+    def summarize(self, trigger: str, content: str) -> Compressed:
+        self.calls.append(("summary", trigger))
+        return Compressed(f"summary of {trigger[:20]}", "a short summary")
+
+    def extract_keywords(self, trigger: str, content: str) -> Compressed:
+        self.calls.append(("keywords", trigger))
+        return Compressed("alpha, beta", "gamma, delta")
+
+
+def test_provider_texts_are_made_once_before_the_transaction(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    analyzer = CountingAnalyzer()
+    with Kioku.open(tmp_path / "h", env={}, clock=clock, analyzer=analyzer) as k:  # type: ignore[arg-type]
+        ids = [add(k, 45, "casual", text=f"small talk {n}") for n in range(3)]
+        clock.advance(timedelta(days=1))
+        k.batch()
+        memories = [k.get(i) for i in ids]
+    assert {m.current_level for m in memories} == {Level.SUMMARY}
+    assert all(m.trigger.startswith("summary of small talk") for m in memories)
+    # Made before the transaction and reused inside it: one call per memory, not two.
+    assert sorted(analyzer.calls) == sorted(("summary", f"small talk {n}") for n in range(3))

@@ -61,6 +61,29 @@ def test_score_components_add_up(kioku: Kioku) -> None:
         assert item.final == pytest.approx(item.base + item.resonance_term)
 
 
+def test_relevance_is_the_weighted_match_plus_context(kioku: Kioku) -> None:
+    from datetime import timedelta
+
+    from kioku.core.presets import effective_weights
+
+    start = kioku.clock.now() - timedelta(hours=1)
+    turns = [
+        ("What did you cook for the party?", "I asked about the party menu"),
+        ("A lasagne with spinach", "They answered with the dish"),
+        ("Unrelated talk about trains", "Nothing about food"),
+    ]
+    for n, (trigger, content) in enumerate(turns):
+        _add(kioku, trigger, content, session_id="s1", at=start + timedelta(minutes=n))
+    w = effective_weights(kioku.config.retrieval)
+    items = kioku.recall("party cook", mark=False).items
+    assert any(item.context > 0 for item in items)
+    for item in items:
+        match = (w.vector * max(0.0, item.similarity) + w.lexical * item.lexical) / (
+            w.vector + w.lexical
+        )
+        assert item.relevance == pytest.approx(min(1.0, match + item.context))
+
+
 def test_stronger_memory_wins_a_tie(kioku: Kioku) -> None:
     weak = _add(kioku, "talked about the garden", "tomatoes", intensity=10)
     strong = _add(kioku, "talked about the garden", "tomatoes", intensity=90)

@@ -90,6 +90,7 @@ RANGE_CASES: list[tuple[str, object, str, str]] = [
     ("retrieval.recency_half_life_days", 0, "0", "0 < value <= 36500"),
     ("retrieval.category_weight", 20, "20", "0 <= value <= 10"),
     ("retrieval.candidates", 0, "0", "1 <= value <= 10000"),
+    ("retrieval.context_weight", 1.5, "1.5", "0 <= value <= 1"),
     ("retrieval.min_relevance", 2, "2", "0 <= value <= 1"),
     ("llm.max_retries", 11, "11", "0 <= value <= 10"),
     ("llm.input_price_per_mtok", -1, "-1", "value >= 0"),

@@ -109,6 +109,7 @@ _COMMENTS: dict[str, str] = {
     "retrieval.recency_half_life_days": "Days after which the recency bonus halves.",
     "retrieval.category_weight": "Bonus for the category of the session's last memory.",
     "retrieval.candidates": "Candidates taken from each of lexical and vector search.",
+    "retrieval.context_weight": "Relevance a strong match lends to the turns around it (0-1).",
     "retrieval.min_relevance": "The top-k fallback skips memories less relevant than this.",
     "llm.api_key": "The API key itself; prefer api_key_env. Never printed by kioku.",
     "llm.api_key_env": "Variable holding the key; empty: ANTHROPIC_API_KEY or OPENAI_API_KEY.",

@@ -120,7 +120,9 @@ class RetrievalConfig:
     temporal_recency_weight: float = 0.3
     recency_half_life_days: float = 30.0
     category_weight: float = 0.05
-    candidates: int = 60
+    candidates: int = 100
+    #: Relevance the strongest matches lend to the turns around them in their session.
+    context_weight: float = 0.25
     #: The top-k fallback (too few memories over relevance_threshold) skips memories whose
     #: relevance is below this, so unrelated memories are not injected.
     min_relevance: float = 0.05

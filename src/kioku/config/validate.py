@@ -96,6 +96,7 @@ _BOUNDS: Mapping[str, _Bound] = {
     "retrieval.recency_half_life_days": _Bound(0, 36500, low_open=True),
     "retrieval.category_weight": _Bound(0, 10),
     "retrieval.candidates": _Bound(1, 10_000),
+    "retrieval.context_weight": _UNIT,
     "retrieval.min_relevance": _UNIT,
     "archive.revival_decay_per_day": _Bound(0, 1, low_open=True),
     "archive.revival_min_margin": _NON_NEGATIVE,

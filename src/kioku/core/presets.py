@@ -34,6 +34,9 @@ class RecallWeights:
     category: float
     #: Candidates taken from each of lexical and vector search before ranking.
     candidates: int
+    #: Relevance the strongest matches lend to the turns said just before and after them in
+    #: the same session (conversation context); 0 turns it off.
+    context: float
 
 
 PRESETS: Final = MappingProxyType(
@@ -46,7 +49,8 @@ PRESETS: Final = MappingProxyType(
             temporal_recency=0.3,
             recency_half_life_days=30.0,
             category=0.05,
-            candidates=60,
+            candidates=100,
+            context=0.25,
         ),
         "spec": RecallWeights(
             vector=1.0,
@@ -56,7 +60,8 @@ PRESETS: Final = MappingProxyType(
             temporal_recency=0.3,
             recency_half_life_days=30.0,
             category=0.1,
-            candidates=60,
+            candidates=100,
+            context=0.0,
         ),
         "lexical": RecallWeights(
             vector=0.0,
@@ -66,7 +71,8 @@ PRESETS: Final = MappingProxyType(
             temporal_recency=0.3,
             recency_half_life_days=30.0,
             category=0.05,
-            candidates=60,
+            candidates=100,
+            context=0.25,
         ),
     }
 )
@@ -82,6 +88,7 @@ _CONFIG_KEYS: Final = MappingProxyType(
         "recency_half_life_days": "recency_half_life_days",
         "category": "category_weight",
         "candidates": "candidates",
+        "context": "context_weight",
     }
 )
 

@@ -11,13 +11,17 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 
 from kioku.config.schema import ResonanceConfig
 from kioku.core.model import Valence
 
 __all__ = [
+    "ContextSeed",
     "EmotionState",
     "Priority",
+    "context_bonus",
+    "conversation_neighbours",
     "mentions_the_past",
     "priority",
     "reciprocal_rank_fusion",
@@ -110,6 +114,55 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60) -> di
         for rank, item in enumerate(ranking, start=1):
             fused[item] = fused.get(item, 0.0) + 1.0 / (k + rank)
     return fused
+
+
+@dataclass(frozen=True, slots=True)
+class ContextSeed:
+    """A strongly matching memory and its conversation around it: the ids of the memories of
+    its session just before it and just after it, nearest first."""
+
+    relevance: float
+    before: tuple[str, ...]
+    after: tuple[str, ...]
+
+
+def conversation_neighbours(
+    at: datetime, others: Sequence[tuple[str, datetime]], turns: int, span: timedelta
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The ids of ``others`` (of one session) just before and just after the moment ``at``:
+    at most ``turns`` on each side, nearest first, none more than ``span`` away. Memories of
+    the very same moment have no order, so they are neither."""
+    before = sorted(
+        ((when, key) for key, when in others if at - span <= when < at),
+        reverse=True,
+    )
+    after = sorted((when, key) for key, when in others if at < when <= at + span)
+    return (
+        tuple(key for _, key in before[: max(0, turns)]),
+        tuple(key for _, key in after[: max(0, turns)]),
+    )
+
+
+def context_bonus(
+    seeds: Sequence[ContextSeed], weight: float, falloff: float = 0.5
+) -> dict[str, float]:
+    """Relevance lent by strong matches to the turns around them (会話の文脈).
+
+    A question and its answer, or a remark and what it refers to, are often separate turns, so
+    the turn next to a strong match is likely relevant too. A turn ``d`` steps from a seed gets
+    ``weight × falloff^(d-1) × relevance``; a turn near several seeds keeps the largest.
+    """
+    bonus: dict[str, float] = {}
+    for seed in seeds:
+        lent = weight * max(0.0, seed.relevance)
+        if lent <= 0:
+            continue
+        for side in (seed.before, seed.after):
+            for steps, memory_id in enumerate(side):
+                value = lent * falloff**steps
+                if value > bonus.get(memory_id, 0.0):
+                    bonus[memory_id] = value
+    return bonus
 
 
 def select_results(scores: Sequence[tuple[str, float]], top_k: int, threshold: float) -> list[str]:

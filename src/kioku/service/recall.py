@@ -1,10 +1,13 @@
 """Recall (spec 000, 参照方法 and memory_retrieval.py): find, rank and hand over memories.
 
-1. Candidates from lexical search (BM25 over kioku's own terms) and vector search (the
-   configured embedder's vectors only), in the owner's scope, archive included when
-   ``archive.enable_archive_recall`` is on.
-2. Relevance = ``vector_weight × cosine + lexical_weight × BM25 / best BM25``, shaded by recency
-   (more when the query refers back in time) and the session's category.
+1. Candidates from lexical search (BM25 over kioku's own terms, the query's question words left
+   out) and vector search (the configured embedder's vectors only), in the owner's scope,
+   archive included when ``archive.enable_archive_recall`` is on.
+2. Match = ``vector_weight × cosine + lexical_weight × BM25 / best BM25``. The best matches lend
+   ``context_weight × match`` to the candidates recorded just before and after them in their
+   session (half as much to the second on each side): relevance = match + that, at most 1.
+   Relevance is then shaded by recency (more when the query refers back in time) and the
+   session's category.
 3. The spec's priority: ``retention × relevance × (1 + w·recall_count) + α·resonance·retention``
    with the session's current emotion; the threshold with its top-k fallback.
 4. Related memories to ``relation_traversal_depth``; recalled memories marked, archived ones
@@ -17,13 +20,22 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from kioku.config.schema import Config
 from kioku.core.inject import Injected, format_memories
 from kioku.core.model import Memory, Valence
 from kioku.core.presets import RecallWeights, effective_weights
-from kioku.core.recall import EmotionState, Priority, mentions_the_past, priority, resonance
+from kioku.core.recall import (
+    ContextSeed,
+    EmotionState,
+    Priority,
+    context_bonus,
+    conversation_neighbours,
+    mentions_the_past,
+    priority,
+    resonance,
+)
 from kioku.core.recall import select_results as select
 from kioku.ports.embedder import Embedder
 from kioku.ports.store import MemoryFilter, MemoryPatch, ScoringFields, Store
@@ -40,13 +52,19 @@ __all__ = [
 #: Only the start of a very long query is used for matching.
 MAX_QUERY_CHARS = 4000
 _SECONDS_PER_DAY = 86_400.0
+#: Conversation context: how many of the best matches lend relevance to the candidates around
+#: them, to how many on each side, and how far apart in time two turns may still be neighbours.
+_CONTEXT_SEEDS = 5
+_CONTEXT_TURNS = 2
+_CONTEXT_SPAN = timedelta(hours=1)
 
 
 @dataclass(frozen=True, slots=True)
 class Recalled:
     """One recalled memory and every component of its score.
 
-    ``relevance × recency × category_factor = adjusted_relevance``;
+    ``relevance`` is the query match (``similarity`` and ``lexical`` weighted) plus ``context``,
+    at most 1; ``relevance × recency × category_factor = adjusted_relevance``;
     ``retention × adjusted_relevance × recall_weight = base``; ``base + resonance_term = final``.
     """
 
@@ -65,6 +83,9 @@ class Recalled:
     resonance_term: float
     final: float
     via: str | None = None
+    #: Relevance lent by strong matches recorded just before or after this memory in its
+    #: session (a part of ``relevance``).
+    context: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,6 +142,7 @@ def _score(
     fields: ScoringFields,
     similarity: float,
     lexical: float,
+    context: float,
     *,
     weights: RecallWeights,
     config: Config,
@@ -129,12 +151,7 @@ def _score(
     now: datetime,
 ) -> dict[str, float]:
     """Every component of one candidate's priority (the numeric fields of Recalled)."""
-    total = weights.vector + weights.lexical
-    relevance = (
-        (weights.vector * max(0.0, similarity) + weights.lexical * lexical) / total
-        if total > 0
-        else 0.0
-    )
+    relevance = min(1.0, _match(similarity, lexical, weights) + context)
     age_days = max(0.0, (now - fields.created).total_seconds() / _SECONDS_PER_DAY)
     fresh = 0.5 ** (age_days / weights.recency_half_life_days)
     recency = 1.0 + (weights.recency + (weights.temporal_recency if past else 0.0)) * fresh
@@ -160,6 +177,7 @@ def _score(
     return {
         "similarity": similarity,
         "lexical": lexical,
+        "context": context,
         "relevance": relevance,
         "recency": recency,
         "category_factor": category_factor,
@@ -171,6 +189,53 @@ def _score(
         "resonance_term": parts.resonance_term,
         "final": parts.final,
     }
+
+
+def _match(similarity: float, lexical: float, weights: RecallWeights) -> float:
+    """How well a memory matches the query, in [0, 1]: cosine and normalised BM25, weighted."""
+    total = weights.vector + weights.lexical
+    if total <= 0:
+        return 0.0
+    return (weights.vector * max(0.0, similarity) + weights.lexical * lexical) / total
+
+
+def _context(
+    store: Store, fields: dict[str, ScoringFields], match: dict[str, float], weight: float
+) -> tuple[dict[str, float], dict[str, Memory]]:
+    """Relevance lent by the best matches to the candidates recorded just before and after them
+    in the same session (see :func:`~kioku.core.recall.context_bonus`), and the memories read
+    to find them."""
+    if weight <= 0:
+        return {}, {}
+    ranked = sorted((item for item in match.items() if item[1] > 0), key=lambda i: (-i[1], i[0]))
+    seeds = [key for key, _ in ranked[:_CONTEXT_SEEDS]]
+    times = [(key, f.created) for key, f in fields.items()]
+    # The nearest candidates in time, of any session: only these are read for their session
+    # (twice the turns wanted, so a few turns of another session in between do no harm).
+    near = {
+        key
+        for seed in seeds
+        for side in conversation_neighbours(
+            fields[seed].created, times, 2 * _CONTEXT_TURNS, _CONTEXT_SPAN
+        )
+        for key in side
+    }
+    read = {memory.id: memory for memory in store.get_many(sorted(near.union(seeds)))}
+    found = []
+    for seed in seeds:
+        session = read[seed].session_id if seed in read else None
+        if session is None:
+            continue
+        same = [
+            (key, fields[key].created)
+            for key in near
+            if key in read and read[key].session_id == session
+        ]
+        before, after = conversation_neighbours(
+            fields[seed].created, same, _CONTEXT_TURNS, _CONTEXT_SPAN
+        )
+        found.append(ContextSeed(match[seed], before, after))
+    return context_bonus(found, weight), read
 
 
 def _recalled(memory: Memory, s: dict[str, float]) -> Recalled:
@@ -189,6 +254,7 @@ def _recalled(memory: Memory, s: dict[str, float]) -> Recalled:
         resonance=s["resonance"],
         resonance_term=s["resonance_term"],
         final=s["final"],
+        context=s["context"],
     )
 
 
@@ -230,11 +296,11 @@ def run_recall(
     archived = None if config.archive.enable_archive_recall else False
     flt = MemoryFilter(user_id=scope.user_id, agent_id=scope.agent_id, archived=archived)
 
-    from kioku.adapters.text.lexical import index_terms
+    from kioku.adapters.text.lexical import query_terms
 
     lexical: dict[str, float] = {}
     if weights.lexical > 0:
-        terms = index_terms(text)
+        terms = query_terms(text)
         if terms:
             lexical = dict(store.search_lexical(terms, flt, weights.candidates))
     similar: dict[str, float] = {}
@@ -245,21 +311,32 @@ def run_recall(
                 store.vector_search(embedder.model_id, vector.tolist(), flt, weights.candidates)
             )
     best_lexical = max(lexical.values(), default=0.0)
+    if best_lexical > 0:
+        lexical = {key: value / best_lexical for key, value in lexical.items()}
+    else:
+        lexical = dict.fromkeys(lexical, 0.0)
+    fields = {
+        f.id: f
+        for f in store.scoring_fields(sorted(lexical.keys() | similar.keys()))
+        if not math.isnan(f.retention_score)
+    }
+    match = {key: _match(similar.get(key, 0.0), lexical.get(key, 0.0), weights) for key in fields}
+    context, read = _context(store, fields, match, weights.context)
     mood = SessionMood.from_json(store.get_state(session_key(session_id))) if session_id else None
     past = mentions_the_past(text)
     scored = {
-        fields.id: _score(
-            fields,
-            similar.get(fields.id, 0.0),
-            lexical.get(fields.id, 0.0) / best_lexical if best_lexical > 0 else 0.0,
+        key: _score(
+            f,
+            similar.get(key, 0.0),
+            lexical.get(key, 0.0),
+            context.get(key, 0.0),
             weights=weights,
             config=config,
             mood=mood,
             past=past,
             now=now,
         )
-        for fields in store.scoring_fields(list(lexical.keys() | similar.keys()))
-        if not math.isnan(fields.retention_score)
+        for key, f in fields.items()
     }
     threshold = config.retrieval.relevance_threshold
     floor = config.retrieval.min_relevance
@@ -272,7 +349,14 @@ def run_recall(
         top_k or config.retrieval.top_k,
         threshold,
     )
-    chosen = [_recalled(memory, scored[memory.id]) for memory in store.get_many(chosen_ids)]
+    unread = {
+        memory.id: memory for memory in store.get_many([i for i in chosen_ids if i not in read])
+    }
+    chosen = [
+        _recalled(memory, scored[memory.id])
+        for memory in (read.get(key) or unread.get(key) for key in chosen_ids)
+        if memory is not None
+    ]
     items = chosen + _related(
         store, chosen, config.relations.relation_traversal_depth, {i.memory.id for i in chosen}
     )

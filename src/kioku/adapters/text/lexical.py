@@ -3,7 +3,8 @@
 SQLite's own tokenizers cannot find Japanese words (the trigram tokenizer misses two-character
 words such as 寿司), so kioku indexes a column of terms it makes itself: Japanese content
 morphemes from fugashi + UniDic (script runs without it), English words lower-cased with a short
-stopword list and light suffix stripping. The same function makes the terms of a query.
+stopword list and light suffix stripping. The same function makes the terms of a query;
+:func:`query_terms` then leaves out the question words of the query.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["index_terms"]
+__all__ = ["index_terms", "query_terms"]
 
 _JA = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆ヵヶー]")
 _WORD = re.compile(r"[0-9a-z]+(?:['’][a-z]+)?")
@@ -26,6 +27,10 @@ _STOP_EN: Final = frozenset(
     "some such only own same s t don't didn't doesn't isn't wasn't i'm i've i'll you're "
     "that's what's let's oh hey hi yeah yes ok okay".split()
 )
+#: Question words say what kind of answer a query wants, not what it is about: a query leaves
+#: them out (memories keep them in their terms). Japanese ones (いつ, 何, 誰) are pronouns and
+#: adverbs that :func:`_japanese` never keeps.
+_QUESTION_EN: Final = frozenset("what when where which who whom whose why how".split())
 _JA_KEEP_POS: Final = frozenset({"noun", "verb", "adj", "adverb", "prefix-noun"})
 _MAX_CHARS: Final = 20_000
 
@@ -72,3 +77,11 @@ def index_terms(text: str) -> list[str]:
     if _JA.search(text):
         return _japanese(text)
     return _english(text)
+
+
+def query_terms(text: str) -> list[str]:
+    """The terms to search for ``text`` as a query: :func:`index_terms` without question words
+    ("what", "when", "how"...), unless nothing else is left."""
+    terms = index_terms(text)
+    topical = [term for term in terms if term not in _QUESTION_EN]
+    return topical or terms

@@ -28,6 +28,7 @@ def _components(item: Recalled) -> dict[str, Any]:
     return {
         "similarity": round(item.similarity, 6),
         "lexical": round(item.lexical, 6),
+        "context": round(item.context, 6),
         "relevance": round(item.relevance, 6),
         "recency": round(item.recency, 6),
         "category_factor": round(item.category_factor, 6),
@@ -141,6 +142,7 @@ def recall_cmd(
                 i.memory.id + (" (archived)" if i.archived else "") + (" ←rel" if i.via else ""),
                 f"{i.similarity:.3f}",
                 f"{i.lexical:.3f}",
+                f"{i.context:.3f}",
                 f"{i.adjusted_relevance:.3f}",
                 f"{i.retention:.1f}",
                 f"{i.recall_weight:.2f}",
@@ -158,6 +160,7 @@ def recall_cmd(
                     "ID",
                     "SIM",
                     "LEX",
+                    "CTX",
                     "REL",
                     "RETENTION",
                     "RECALL×",
@@ -170,8 +173,8 @@ def recall_cmd(
             )
         )
         click.echo(
-            "REL = relevance × recency × category; BASE = RETENTION × REL × RECALL×; "
-            "FINAL = BASE + RESON·α·RET"
+            "REL = min(1, match of SIM and LEX + CTX) × recency × category; "
+            "BASE = RETENTION × REL × RECALL×; FINAL = BASE + RESON·α·RET"
         )
 
 
