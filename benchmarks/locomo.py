@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """LoCoMo evidence recall through kioku itself, with same-run baselines.
 
-    python benchmarks/locomo.py --data ../shared/data/locomo/locomo_dev.json [--json]
+    python benchmarks/locomo.py --data ../shared/data/locomo/locomo_dev.json [--forgetting] [--json]
 
 Each conversation is remembered turn by turn (one memory per turn, image captions as text)
 with its session's real date, in its own scope (user id = the conversation id), through
@@ -9,6 +9,10 @@ with its session's real date, in its own scope (user id = the conversation id), 
 is then recalled (top 20, nothing marked) and scored by evidence recall@k: the share of the
 question's evidence turns among the memories recalled, matched by their provenance source ids.
 Adversarial questions (category 5) are reported apart and left out of "overall".
+
+With ``--forgetting`` the nightly batch runs between sessions at their real dates, so by the
+time the questions are asked old turns have been summarised, reduced to keywords or archived
+(archive recall on), as they would be for a user; every method then answers from that store.
 
 Methods, all on the same stores in the same run: ``kioku`` (the configured preset),
 ``bm25`` (BM25 over kioku's query and index terms alone) and ``dense`` (cosine of the
@@ -63,11 +67,17 @@ def session_dates(conv: dict[str, Any]) -> dict[int, datetime]:
     return dates
 
 
-def ingest(kioku: Kioku, conv: dict[str, Any]) -> tuple[int, datetime]:
+def ingest(
+    kioku: Kioku, conv: dict[str, Any], clock: FixedClock | None = None
+) -> tuple[int, datetime]:
+    """Remember every turn; with ``clock``, run the nightly batches due before each session."""
     dates = session_dates(conv)
     count = 0
     last = datetime(2000, 1, 1, tzinfo=UTC)
     for number in sorted(dates):
+        if clock is not None and dates[number] > clock.now():
+            clock.advance(dates[number] - clock.now())
+            kioku.batch(now=dates[number])
         for offset, turn in enumerate(conv.get(f"session_{number}", [])):
             text = f"{turn['speaker']}: {turn['text']}"
             if turn.get("blip_caption"):
@@ -82,7 +92,7 @@ def ingest(kioku: Kioku, conv: dict[str, Any]) -> tuple[int, datetime]:
     return count, last
 
 
-def method_config(kioku: Kioku, method: str) -> None:
+def method_config(kioku: Kioku, method: str, forgetting: bool = False) -> None:
     base = kioku.config.retrieval
     if method in ("bm25", "dense"):
         # Plain baselines: the match alone, with no retention, recency or category.
@@ -101,7 +111,7 @@ def method_config(kioku: Kioku, method: str) -> None:
     kioku.config = replace(
         kioku.config,
         retrieval=replace(retrieval, relevance_threshold=0.0, min_relevance=0.0, top_k=max(KS)),
-        archive=replace(kioku.config.archive, enable_archive_recall=False),
+        archive=replace(kioku.config.archive, enable_archive_recall=forgetting),
     )
 
 
@@ -111,6 +121,12 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--methods", default="kioku,bm25,dense")
     parser.add_argument("--limit", type=int, default=0, help="only the first N conversations")
+    parser.add_argument(
+        "--forgetting",
+        action="store_true",
+        help="run the nightly batches between sessions at their real dates (forgetting on); "
+        "archived memories stay searchable, as kioku's archive recall allows",
+    )
     args = parser.parse_args()
     samples = json.loads(args.data.read_text(encoding="utf-8"))
     if args.limit:
@@ -121,19 +137,26 @@ def main() -> None:
     latency: dict[str, list[float]] = {m: [] for m in methods}
     injected: dict[str, list[int]] = {m: [] for m in methods}
     turns = 0
+    forgotten: dict[str, dict[str, int]] = {}
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as home:
         for sample in samples:
             conv_id = sample["sample_id"]
-            clock = FixedClock(datetime(2024, 1, 1, tzinfo=UTC))
-            with Kioku.open(home, user_id=conv_id, clock=clock, env={}) as kioku:
-                n, last = ingest(kioku, sample["conversation"])
+            clock = FixedClock(datetime(2000, 1, 1, tzinfo=UTC))
+            # With forgetting, each conversation has its own store: its batches follow its dates.
+            place = Path(home) / conv_id if args.forgetting else Path(home)
+            with Kioku.open(place, user_id=conv_id, clock=clock, env={}) as kioku:
+                n, last = ingest(kioku, sample["conversation"], clock if args.forgetting else None)
                 turns += n
                 clock.advance(last + timedelta(days=1) - clock.now())  # questions come after
+                if args.forgetting:
+                    kioku.batch(now=clock.now())
+                    levels = kioku.store.stats(None, None).by_level
+                    forgotten[conv_id] = {str(k): v for k, v in sorted(levels.items())}
                 defaults = kioku.config
                 for method in methods:
                     kioku.config = defaults
-                    method_config(kioku, method)
+                    method_config(kioku, method, args.forgetting)
                     for qa in sample["qa"]:
                         wanted = evidence_ids(qa.get("evidence", []))
                         if not wanted:
@@ -151,6 +174,8 @@ def main() -> None:
                             injected[method].append(len(result.block))
                 kioku.config = defaults
     report: dict[str, Any] = {"turns": turns, "seconds": round(time.perf_counter() - started, 1)}
+    if args.forgetting:
+        report["levels_at_question_time"] = forgotten
     for method in methods:
         rows = {
             cat: {
@@ -184,6 +209,8 @@ def main() -> None:
         print(json.dumps(report, indent=2))
         return
     print(f"{turns} turns remembered; {report['seconds']} s in all")
+    for conv, levels in forgotten.items():
+        print(f"  {conv}: memories per level when the questions are asked {levels}")
     for method in methods:
         r = report[method]
         chars = r["chars_injected_mean"]
