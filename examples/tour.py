@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import subprocess
 import sys
 import tempfile
+from datetime import datetime, timedelta
 from pathlib import Path
 
 TURNS = Path(__file__).resolve().parent / "turns.jsonl"
@@ -75,6 +77,8 @@ class Tour:
             capture_output=True,
             text=True,
             check=False,
+            # The tour runs the batch itself (step 10) rather than in the background.
+            env={**os.environ, "KIOKU_NO_AUTO_BATCH": "1"},
         )
         if show:
             sys.stdout.write(proc.stdout)
@@ -147,6 +151,30 @@ def main() -> None:
     print("\n== 9. Erase the small talk completely")
     tour.run("forget", ids[0])
     tour.run("stats", "--json")
+
+    print("\n== 10. A year passes: the nightly batch forgets the way people do")
+    print("   Each night recalled memories are reinforced and the others fade a day; faded")
+    print("   memories are summarised, then reduced to keywords, then archived. It normally runs")
+    print(
+        "   at 03:00 (`kioku schedule install`); one command catches up every missed day in order."
+    )
+    tour.run("batch")
+    later = (datetime.now().astimezone() + timedelta(days=365)).isoformat(timespec="seconds")
+    print(f"\n$ kioku batch --now {later}")
+    days = json.loads(tour.run("batch", "--now", later, "--json", show=False))["days"]
+    steps: dict[str, int] = {}
+    for day in days:
+        for step, n in day["compressed"].items():
+            steps[step] = steps.get(step, 0) + n
+    print(
+        f"{len(days)} days applied: {steps.get('1->2', 0)} summaries, "
+        f"{steps.get('2->3', 0)} reduced to keywords, "
+        f"{sum(d['archived'] for d in days)} archived, {sum(d['linked'] for d in days)} links"
+    )
+    print("\n   Still vivid after a year: the protected moment (Level 1). The rest faded:")
+    tour.run("list", "--all")
+    print("\n   Every step is in the lifecycle log:")
+    tour.run("log", "--limit", "8")
 
     print(f"\nDone. The memories are in {home}; try `kioku --home {home} --help`.")
 
