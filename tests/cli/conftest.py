@@ -28,8 +28,11 @@ Run = Callable[..., Result]
 
 
 def clean_env(**extra: str) -> dict[str, str]:
+    """The environment without KIOKU_* settings, in Tokyo time, with the background batch
+    trigger off (pass KIOKU_NO_AUTO_BATCH="" to turn it on)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("KIOKU_")}
     env["TZ"] = "Asia/Tokyo"
+    env["KIOKU_NO_AUTO_BATCH"] = "1"
     env.update(extra)
     return env
 

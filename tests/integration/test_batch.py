@@ -227,3 +227,23 @@ def test_provider_texts_are_made_once_before_the_transaction(
     assert all(m.trigger.startswith("summary of small talk") for m in memories)
     # Made before the transaction and reused inside it: one call per memory, not two.
     assert sorted(analyzer.calls) == sorted(("summary", f"small talk {n}") for n in range(3))
+
+
+def test_first_batch_ages_older_memories_by_every_day_since(
+    kioku: Kioku, clock: FixedClock
+) -> None:
+    mid = add(kioku, 80)  # 2026-04-01 12:00: 0.625 days to the 03:00 batch
+    clock.advance(timedelta(days=3, hours=16))  # 2026-04-05 04:00, no batch ever ran
+    kioku.batch()
+    assert kioku.get(mid).memory_days == pytest.approx(3.625)
+
+
+def test_a_spec_store_continues_from_its_last_compression_run(
+    kioku: Kioku, clock: FixedClock
+) -> None:
+    mid = add(kioku, 80)
+    kioku.store.set_state("last_compression_run", "2026-04-02T03:00:05+09:00")
+    clock.advance(timedelta(days=3))  # 2026-04-04 12:00: days 3 and 4 are due
+    report = kioku.batch()
+    assert [d.day for d in report.days] == ["2026-04-03", "2026-04-04"]
+    assert kioku.get(mid).memory_days == pytest.approx(0.625 + 2)

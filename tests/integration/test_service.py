@@ -167,9 +167,9 @@ def test_explain_forecasts_the_next_level(kioku: Kioku) -> None:
     emotional = kioku.remember("t", "c", intensity=90, category="emotional")
     e2 = kioku.explain(emotional)
     # decay 0.98 + 0.019 × 0.9 = 0.9971; 90 × 0.9971^d <= 50 ⇔ d >= ln(50/90)/ln(0.9971) ≈ 202.4,
-    # and the memory starts at 0.375 days: the 203rd batch takes it to Level 2.
+    # and the first batch leaves it at 0.375 days: 0.375 + 203 ≥ 202.4 at the 204th batch.
     assert emotional.decay_coefficient == pytest.approx(0.9971)
-    assert e2.days_until_next_level == 203
+    assert e2.days_until_next_level == 204
     assert [m.level for m in e2.milestones] == [2, 3, 4]
     assert [m.threshold for m in e2.milestones] == [50.0, 20.0, 5.0]
     assert e2.milestones[0].days < e2.milestones[1].days < e2.milestones[2].days

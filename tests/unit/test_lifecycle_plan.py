@@ -388,3 +388,36 @@ def test_small_scopes_are_left_to_the_thresholds() -> None:
 def test_naive_moment_is_refused() -> None:
     with pytest.raises(ValueError, match="timezone-aware"):
         plan_day(population([]), archive([]), spec_ratios(), NOW.replace(tzinfo=None), PREVIOUS)
+
+
+def test_ratios_count_only_archived_memories_that_stay() -> None:
+    # Erased archived memories leave the denominator the same day (auto-delete before step 4).
+    rows = [{"intensity": 90, "coefficient": 1.0} for _ in range(10)]
+    old = (NOW - timedelta(days=400)).timestamp()
+    arc = [{"archived_at": old, "intensity": 10} for _ in range(10)]
+    cfg = Config(
+        compression=CompressionConfig(ratio_min_memories=0),
+        archive=ArchiveConfig(auto_delete_enabled=True),
+    )
+    p = plan(rows, cfg, arc)
+    assert len(p.deletions) == 10
+    assert int(np.sum(p.level == 1)) == 1  # floor(0.15 × 10), not floor(0.15 × 20)
+
+
+def test_first_run_ages_by_the_days_since_the_first_batch() -> None:
+    made = (NOW - timedelta(days=3, hours=15)).timestamp()  # 0.625 days before its first batch
+    p = plan_day(
+        population([{"created": made, "memory_days": 0.625}]),
+        archive([]),
+        no_ratios(),
+        NOW,
+        PREVIOUS,
+        first_run=True,
+    )
+    assert p.memory_days[0] == pytest.approx(3.625)
+
+
+def test_a_memory_whose_revival_was_asked_is_not_erased() -> None:
+    cfg = replace(no_ratios(), archive=ArchiveConfig(auto_delete_enabled=True))
+    row = _deletable(revival_requested=True, revival_requested_at=OLD)
+    assert plan([], cfg, [row]).deletions == ()

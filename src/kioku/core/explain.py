@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import calendar
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 
 from kioku.config.schema import Config
 from kioku.core.model import Level, Memory
@@ -12,9 +13,14 @@ from kioku.core.retention import (
     level_floor,
     level_for_score,
     next_batch_after,
+    reinforce,
+    retention_score,
 )
 
-__all__ = ["Milestone", "RetentionExplanation", "explain_retention"]
+__all__ = ["Milestone", "Projection", "RetentionExplanation", "explain_retention"]
+
+#: How many month ends the projection covers.
+PROJECTION_MONTHS = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,8 +30,18 @@ class Milestone:
     level: int
     level_name: str
     threshold: float
-    days: int
+    days: int  # batches from now: 1 is the next batch
     at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Projection:
+    """The score and level a memory has at the end of a month if never recalled."""
+
+    at: date  # the last day of the month
+    batches: int  # batches run from now until the end of that day
+    score: float
+    level: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,6 +56,7 @@ class RetentionExplanation:
     next_batch_at: datetime
     milestones: tuple[Milestone, ...]
     note: str
+    projection: tuple[Projection, ...] = ()
 
     @property
     def next_level(self) -> int | None:
@@ -54,13 +71,90 @@ class RetentionExplanation:
         return self.milestones[0].at if self.milestones else None
 
 
+@dataclass(frozen=True, slots=True)
+class _Course:
+    """The numbers after the next batch; each later batch adds one day to ``days``."""
+
+    intensity: float
+    coefficient: float
+    days: float  # memory_days after the next batch
+
+    def score_after(self, batches: int) -> float:
+        """The score after ``batches`` ≥ 1 batches."""
+        return retention_score(self.intensity, self.coefficient, self.days + batches - 1)
+
+    def first_batch_at_or_below(self, floor: float) -> int | None:
+        """The first batch (1 = the next) whose score is at or below ``floor``; None: never."""
+        if self.score_after(1) <= floor:
+            return 1
+        n = batches_until_below(self.intensity, self.coefficient, self.days, floor)
+        return None if n is None else n + 1
+
+
+def _course(memory: Memory, config: Config, nxt: datetime) -> _Course:
+    """What the next batch does to the memory, as the batch does it (kioku.core.lifecycle):
+    a pending recall is applied (memory_days reduced, coefficient raised); a memory made
+    since the previous batch is not aged (its memory_days already counts up to this batch);
+    any other memory ages one day."""
+    days, coefficient = memory.memory_days, memory.decay_coefficient
+    if memory.recalled_since_last_batch:
+        boosted = reinforce(
+            days,
+            coefficient,
+            memory.recall_count,
+            config.recall,
+            config.retention.max_decay_coefficient,
+        )
+        days, coefficient = boosted.memory_days, boosted.decay_coefficient
+    elif memory.created <= nxt - timedelta(days=1):
+        days += 1.0
+    return _Course(float(memory.emotional_intensity), coefficient, days)
+
+
+def _month_ends(start: date, months: int) -> list[date]:
+    """The last day of ``start``'s month and of the ``months - 1`` months after it."""
+    out: list[date] = []
+    year, month = start.year, start.month
+    for _ in range(months):
+        out.append(date(year, month, calendar.monthrange(year, month)[1]))
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    return out
+
+
+def _projection(
+    memory: Memory,
+    course: _Course,
+    now: datetime,
+    nxt: datetime,
+    archive_at: int | None,
+    config: Config,
+) -> tuple[Projection, ...]:
+    """Month-end scores: each batch adds a day; once archived the score stays as it was
+    (the archive is out of the batch); a protected memory keeps its level."""
+    out: list[Projection] = []
+    for end in _month_ends(now.date(), PROJECTION_MONTHS):
+        batches = max(0, (end - nxt.date()).days + 1)
+        if batches == 0:
+            score = memory.retention_score
+        else:
+            score = course.score_after(min(batches, archive_at or batches))
+        if memory.protected:
+            level = memory.current_level
+        else:
+            level = max(memory.current_level, level_for_score(score, config.levels))
+        out.append(Projection(end, batches, score, level))
+    return tuple(out)
+
+
 def explain_retention(memory: Memory, config: Config, now: datetime) -> RetentionExplanation:
     """Explain ``memory`` as of ``now``.
 
     The score is the one stored by the last batch (for a new memory, its intensity, as the
-    spec sets it). The forecast assumes no recall: each daily batch adds one day to
-    ``memory_days``, and the memory reaches level ``n + 1`` at the first batch whose score is
-    at or below level ``n``'s threshold. Ratio enforcement may compress it sooner.
+    spec sets it). The forecast assumes no further recall and a batch every day, computed as
+    the batch computes it: the next batch applies a recall already made, does not age a memory
+    made since the previous batch, and ages any other by a day; each later batch adds a day.
+    The memory reaches level ``n + 1`` at the first batch whose score is at or below level
+    ``n``'s threshold. Ratio enforcement may compress it sooner.
     """
     levels = config.levels
     nxt = next_batch_after(now, config.compression.schedule_hour)
@@ -69,29 +163,34 @@ def explain_retention(memory: Memory, config: Config, now: datetime) -> Retentio
         f"memory_days = {memory.memory_days:.3f}"
     )
     milestones: list[Milestone] = []
+    projection: tuple[Projection, ...] = ()
     if memory.archived:
         note = "archived: out of the batch; recalling it requests a revival"
-    elif memory.protected:
-        note = "protected: never compressed, archived or deleted"
     else:
-        for target in range(memory.current_level + 1, Level.ARCHIVED + 1):
-            floor = level_floor(target - 1, levels)
-            assert floor is not None
-            n = batches_until_below(
-                memory.emotional_intensity, memory.decay_coefficient, memory.memory_days, floor
+        course = _course(memory, config, nxt)
+        if memory.protected:
+            note = "protected: never compressed, archived or deleted"
+        else:
+            for target in range(memory.current_level + 1, Level.ARCHIVED + 1):
+                floor = level_floor(target - 1, levels)
+                assert floor is not None
+                n = course.first_batch_at_or_below(floor)
+                if n is None:
+                    break
+                days = max(n, milestones[-1].days if milestones else 1)
+                milestones.append(
+                    Milestone(
+                        target, Level.NAMES[target], floor, days, nxt + timedelta(days=days - 1)
+                    )
+                )
+            note = (
+                "if never recalled: each batch adds a day; a recall halves the days and "
+                "strengthens the coefficient; ratio enforcement may compress it sooner"
+                if milestones
+                else "does not fade: its score never reaches the next threshold"
             )
-            if n is None:
-                break
-            days = max(1, n, milestones[-1].days if milestones else 1)
-            milestones.append(
-                Milestone(target, Level.NAMES[target], floor, days, nxt + timedelta(days=days - 1))
-            )
-        note = (
-            "if never recalled: each batch adds a day; a recall halves the days and "
-            "strengthens the coefficient; ratio enforcement may compress it sooner"
-            if milestones
-            else "does not fade: its score never reaches the next threshold"
-        )
+        archive_at = next((m.days for m in milestones if m.level == Level.ARCHIVED), None)
+        projection = _projection(memory, course, now, nxt, archive_at, config)
     return RetentionExplanation(
         formula=formula,
         score_now=memory.retention_score,
@@ -101,4 +200,5 @@ def explain_retention(memory: Memory, config: Config, now: datetime) -> Retentio
         next_batch_at=nxt,
         milestones=tuple(milestones),
         note=note,
+        projection=projection,
     )

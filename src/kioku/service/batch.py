@@ -29,7 +29,12 @@ from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
-from kioku.core.lifecycle.days import batch_moment, due_days
+from kioku.core.lifecycle.days import (
+    MAX_CATCH_UP_DAYS,
+    batch_moment,
+    due_days,
+    latest_due_day,
+)
 from kioku.core.lifecycle.links import Link, LinkChanges, Node, auto_links, review_links
 from kioku.core.lifecycle.log import Event, LogEntry
 from kioku.core.lifecycle.plan import DayPlan, Snapshot, Transition, plan_day
@@ -151,11 +156,16 @@ def _lock_fd(fd: int) -> None:
 
 
 def last_day(kioku: Kioku) -> date | None:
+    """The last batch day applied; for a store whose batches ran before kioku kept the day
+    (spec 000 keeps only ``last_compression_run``), the day that run belonged to."""
     raw = kioku.store.get_state(LAST_DAY_KEY)
-    try:
-        return None if raw is None else date.fromisoformat(raw)
-    except ValueError:
+    if raw is not None:
+        with contextlib.suppress(ValueError):
+            return date.fromisoformat(raw)
+    run = last_run(kioku)
+    if run is None:
         return None
+    return latest_due_day(run, kioku.config.compression.schedule_hour)
 
 
 def last_run(kioku: Kioku) -> datetime | None:
@@ -181,6 +191,15 @@ def run_batches(
         with batch_lock(lock_path):
             done = last_day(kioku)
             days = due_days(done, moment_now, hour)
+            if done is not None and days and (days[0] - done).days > 1:
+                skipped = (days[0] - done).days - 1
+                message = (
+                    f"the last batch day was {done.isoformat()}: catching up at most "
+                    f"{MAX_CATCH_UP_DAYS} days, so {skipped} older day(s) are not replayed"
+                )
+                if kioku.on_warning is not None:
+                    kioku.on_warning(message)
+                _log.warning("%s", message)
             report = BatchReport(
                 status="up_to_date" if not days else ("dry_run" if dry_run else "done"),
                 due=[d.isoformat() for d in days],
@@ -207,11 +226,16 @@ def _moments(day: date, like: datetime, hour: int) -> tuple[datetime, datetime]:
 
 
 def _dry_run(kioku: Kioku, day: date, like: datetime) -> DaySummary:
+    first_run = last_day(kioku) is None
     moment, previous = _moments(day, like, kioku.config.compression.schedule_hour)
     snap = kioku.store.batch_snapshot(moment)
-    plan = plan_day(snap.population, snap.archived, kioku.config, moment, previous)
+    plan = plan_day(
+        snap.population, snap.archived, kioku.config, moment, previous, first_run=first_run
+    )
     summary = _summary(day, moment, snap, plan)
     active = _active_nodes(snap, plan)
+    for r in plan.revivals:
+        active.pop(r.memory_id, None)  # as in the real run: revived after linking
     changes = review_links(_links(snap), active, kioku.config.relations.score_proximity_threshold)
     summary.unlinked = sum(1 for _, why in changes.removed if why == "inactive")
     summary.turned = sum(1 for _, why in changes.removed if why == "turned")
@@ -286,9 +310,12 @@ def _compress(kioku: Kioku, memory: Memory, from_level: int, to_level: int) -> l
 
 def _prefetch(kioku: Kioku, day: date, like: datetime) -> dict[str, list[Compressed]]:
     """Compression texts for the day's planned transitions, made outside the transaction."""
+    first_run = last_day(kioku) is None
     moment, previous = _moments(day, like, kioku.config.compression.schedule_hour)
     snap = kioku.store.batch_snapshot(moment)
-    plan = plan_day(snap.population, snap.archived, kioku.config, moment, previous)
+    plan = plan_day(
+        snap.population, snap.archived, kioku.config, moment, previous, first_run=first_run
+    )
     texts: dict[str, list[Compressed]] = {}
     wanted = [t for t in plan.transitions if t.from_level < min(t.to_level, Level.TRACE) + 1]
     memories = {m.id: m for m in kioku.store.get_many([t.memory_id for t in wanted])}
@@ -326,9 +353,10 @@ def _apply_day(
     cfg = kioku.config
     store = kioku.store
     moment, previous = _moments(day, like, cfg.compression.schedule_hour)
+    first_run = last_day(kioku) is None
     snap = store.batch_snapshot(moment)
     pop, arc = snap.population, snap.archived
-    plan = plan_day(pop, arc, cfg, moment, previous)
+    plan = plan_day(pop, arc, cfg, moment, previous, first_run=first_run)
     summary = _summary(day, moment, snap, plan)
     stamp = day.isoformat()
     log: list[LogEntry] = []

@@ -193,22 +193,33 @@ def plan_day(
     config: Config,
     moment: datetime,
     previous: datetime,
+    *,
+    first_run: bool = False,
 ) -> DayPlan:
     """Plan the batch at ``moment`` over ``pop`` and ``archived``; ``previous`` is the batch
-    time before it (memories created after it meet their first batch today)."""
+    time before it (memories created after it meet their first batch today).
+
+    ``first_run`` says no batch ever ran on this store: memories made before ``previous``
+    still have their first ``memory_days``, so they age by every day since then at once.
+    """
     if moment.tzinfo is None or previous.tzinfo is None:
         raise ValueError("moment and previous must be timezone-aware")
     now = moment.timestamp()
     fresh = pop.created > previous.timestamp()
-    days, coefficient, count, reinforced = _reinforce_or_age(pop, fresh, config)
+    missed = None
+    if first_run:
+        age = (now - pop.created) / _SECONDS_PER_DAY
+        missed = np.maximum(0.0, np.round(age - pop.memory_days))
+    days, coefficient, count, reinforced = _reinforce_or_age(pop, fresh, config, missed)
     # Step 2: retention_score = emotional_intensity × decay_coefficient ^ memory_days.
     score = pop.intensity * np.power(coefficient, days)
     level = pop.level.copy()
     transitions: dict[int, Transition] = {}
     _threshold_levels(pop, score, level, config, transitions)
-    shares = _enforce_ratios(pop, archived, score, level, config, transitions)
+    # Erasures are decided first so the ratios count only memories that will still exist.
+    deletions = _deletions(archived, config, now)
+    shares = _enforce_ratios(pop, archived, score, level, config, transitions, deletions)
     revivals, deferred = _revive(archived, shares, config, now)
-    deletions = _deletions(archived, config, now, {r.index for r in revivals})
     return DayPlan(
         moment=moment,
         memory_days=days,
@@ -226,7 +237,9 @@ def plan_day(
     )
 
 
-def _reinforce_or_age(pop: Population, fresh: B, config: Config) -> tuple[F64, F64, I64, B]:
+def _reinforce_or_age(
+    pop: Population, fresh: B, config: Config, missed: F64 | None = None
+) -> tuple[F64, F64, I64, B]:
     """Step 1 (バッチ処理時の強化フロー): a recalled memory has ``memory_days`` reduced (halved by
     default), its coefficient raised by the boost up to the cap, its count increased; every
     other memory ages by one day. A coefficient already above the cap is never lowered.
@@ -238,6 +251,8 @@ def _reinforce_or_age(pop: Population, fresh: B, config: Config) -> tuple[F64, F
     cap = config.retention.max_decay_coefficient
     hit = pop.recalled
     aged = np.where(fresh, pop.memory_days, pop.memory_days + 1.0)
+    if missed is not None:  # a store's first batch: every day since each memory's first
+        aged = pop.memory_days + missed
     days = np.where(hit, pop.memory_days * (1.0 - recall.memory_days_reduction), aged)
     boosted = np.maximum(
         pop.coefficient, np.minimum(cap, pop.coefficient + recall.decay_coefficient_boost)
@@ -290,6 +305,7 @@ def _enforce_ratios(
     level: npt.NDArray[np.int8],
     config: Config,
     transitions: dict[int, Transition],
+    deletions: Sequence[int] = (),
 ) -> dict[int, dict[str, int]]:
     """Step 4 (比率強制): per scope, top-down, the excess of each level is pushed one level
     down: lowest score first, then oldest, then least recalled (対象選定の優先順位).
@@ -303,7 +319,9 @@ def _enforce_ratios(
     targets = ratio_targets(config)
     shares: dict[int, dict[str, int]] = {}
     free = ~pop.protected
-    archived_counts = np.bincount(archived.scope[~archived.protected], minlength=0)
+    staying = ~archived.protected
+    staying[list(deletions)] = False
+    archived_counts = np.bincount(archived.scope[staying], minlength=0)
     scopes = np.union1d(np.unique(pop.scope), np.unique(archived.scope))
     for scope in scopes.tolist():
         rows = np.flatnonzero((pop.scope == scope) & free)
@@ -396,12 +414,11 @@ def _days_for_score(intensity: float, coefficient: float, score: float) -> float
     return float(np.log(score / intensity) / np.log(coefficient))
 
 
-def _deletions(
-    archived: ArchivedPopulation, config: Config, now: float, reviving: set[int]
-) -> list[int]:
+def _deletions(archived: ArchivedPopulation, config: Config, now: float) -> list[int]:
     """Step 8 (完全消去): archived memories that meet the auto-delete conditions, combined by
     ``delete_condition_mode`` (AND: every condition, OR: any). Never a protected memory, nor
-    one revived today; nothing at all unless ``auto_delete_enabled``."""
+    one whose revival was asked for (someone tried to recall it); nothing at all unless
+    ``auto_delete_enabled``."""
     arc = config.archive
     if not arc.auto_delete_enabled or len(archived) == 0:
         return []
@@ -415,8 +432,8 @@ def _deletions(
         if arc.delete_condition_mode == "AND"
         else np.logical_or.reduce(conditions)
     )
-    combined &= ~archived.protected
-    return [i for i in np.flatnonzero(combined).tolist() if i not in reviving]
+    combined &= ~archived.protected & ~archived.revival_requested
+    return [int(i) for i in np.flatnonzero(combined).tolist()]
 
 
 def stack_ids(ids: Sequence[str]) -> Ids:

@@ -136,15 +136,33 @@ def _echo_cost(cost: dict[str, Any]) -> None:
 def stats_cmd(state: CliState, cost: bool, since: str | None, as_json: bool) -> None:
     """Count memories per level and category; show protection and database size.
 
+    Also the lifecycle metrics of spec 004: memory_compression_rate, the share of the
+    non-protected memories at Level 2 or lower (summarised, keywords or archived), and
+    memory_archive_count, the archived memories; each level's share of the non-protected
+    memories against its target (compression.level1_ratio ...), and where the nightly batch
+    stands: its last day, when it last ran and whether it is overdue.
+
     With --cost, also the tokens used by LLM and embedding providers and what they cost
     at the configured prices, per purpose as in the spec's cost table.
     """
+    from kioku.service.schedule import batch_status
+    from kioku.service.simulate import count_levels
+
     with state.open() as kioku:
         since_at = parse_time_option(since, kioku.clock.tz, "--since")
         stats = kioku.stats()
         db_path = kioku.db_path
         cost_data = _cost(kioku.cost(since_at)) if cost else None
+        by_level = count_levels(kioku.store, kioku.user_id, kioku.agent_id)
+        batch = batch_status(kioku)
+        compression = kioku.config.compression
     s = stats.store
+    targets = {
+        1: compression.level1_ratio,
+        2: compression.level2_ratio,
+        3: compression.level3_ratio,
+        4: compression.delete_ratio,
+    }
     data: dict[str, Any] = {
         "total": s.total,
         "active": s.total - s.archived,
@@ -157,6 +175,19 @@ def stats_cmd(state: CliState, cost: bool, since: str | None, as_json: bool) -> 
         "database": {"path": str(db_path) if db_path else None, "size_bytes": s.size_bytes},
         "user_id": stats.user_id,
         "agent_id": stats.agent_id,
+        "memory_compression_rate": round(by_level.compression_rate, 4),
+        "memory_archive_count": s.archived,
+        "non_protected": by_level.total_free,
+        "levels": {
+            str(level): {
+                "count": by_level.free[level - 1],
+                "share": round(by_level.share(level), 4),
+                "target": targets[level],
+            }
+            for level in (1, 2, 3, 4)
+        },
+        "ratio_min_memories": compression.ratio_min_memories,
+        "batch": batch.to_dict(),
     }
     if cost_data is not None:
         data["cost"] = cost_data
@@ -170,9 +201,38 @@ def stats_cmd(state: CliState, cost: bool, since: str | None, as_json: bool) -> 
     click.echo(f"by category {cats}")
     click.echo(f"protected   {s.protected} of at most {stats.max_protected}")
     click.echo(f"revivals    {s.revival_requested} requested")
+    _echo_lifecycle(data)
     click.echo(f"database    {db_path}  ({_human_size(s.size_bytes)})")
     if cost_data is not None:
         _echo_cost(cost_data)
+
+
+def _echo_lifecycle(data: dict[str, Any]) -> None:
+    """Shares vs targets, the spec 004 metrics, and where the batch stands."""
+    shares = "  ".join(
+        f"L{k} {v['share']:.1%}" + (f"/{v['target']:.0%}" if k != "4" else "")
+        for k, v in data["levels"].items()
+    )
+    enforced = data["non_protected"] >= data["ratio_min_memories"]
+    note = "" if enforced else f"; enforced from {data['ratio_min_memories']}"
+    click.echo(f"shares      {shares}  (of {data['non_protected']} non-protected{note})")
+    click.echo(
+        f"compressed  {data['memory_compression_rate']:.1%} at Level 2 or lower "
+        f"(memory_compression_rate); {data['memory_archive_count']} archived "
+        "(memory_archive_count)"
+    )
+    b = data["batch"]
+    if b["last_day"] is None:
+        last = "never run"
+    else:
+        last = f"last day {b['last_day']}, finished {b['last_run'] or '-'}"
+    if b["overdue"]:
+        due = f"OVERDUE: {b['due_days']} day(s) due; run `kioku batch`"
+    elif b["due_days"]:
+        due = f"{b['due_days']} day(s) due since {b['next_batch_at']}"
+    else:
+        due = f"next {b['next_batch_at']}"
+    click.echo(f"batch       {last}; {due}")
 
 
 def _mode_problem(path: Path, allowed: int) -> str | None:

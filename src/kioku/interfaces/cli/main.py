@@ -10,7 +10,16 @@ import click
 
 from kioku import __version__
 from kioku.errors import KiokuError
-from kioku.interfaces.cli import admin_cmds, memory_cmds, recall_cmds, turn_cmds
+from kioku.interfaces.cli import (
+    admin_cmds,
+    batch_cmds,
+    memory_cmds,
+    recall_cmds,
+    schedule_cmds,
+    simulate_cmds,
+    turn_cmds,
+)
+from kioku.interfaces.cli.autobatch import after_command
 from kioku.interfaces.cli.config_cmds import config_group
 from kioku.interfaces.cli.state import CliState
 
@@ -53,8 +62,19 @@ def cli(
 
     Exit codes: 0 success, 1 runtime error (e.g. locked or corrupt database, unknown id),
     2 bad input (usage, validation, configuration).
+
+    A command that finds the nightly batch overdue starts it in the background (see
+    `kioku batch`); set KIOKU_NO_AUTO_BATCH=1 to turn that off.
     """
     ctx.obj = CliState(home, config_path, user_id, agent_id)
+
+
+@cli.result_callback()
+@click.pass_context
+def _after(ctx: click.Context, _result: object, /, **_options: object) -> None:
+    """After a command succeeded: the spec's fallback trigger for an overdue batch."""
+    if isinstance(ctx.obj, CliState):
+        after_command(ctx.obj, ctx.invoked_subcommand)
 
 
 for _command in [
@@ -62,6 +82,9 @@ for _command in [
     *memory_cmds.COMMANDS,
     *turn_cmds.COMMANDS,
     *recall_cmds.COMMANDS,
+    *batch_cmds.COMMANDS,
+    *simulate_cmds.COMMANDS,
+    *schedule_cmds.COMMANDS,
     config_group,
 ]:
     cli.add_command(_command)

@@ -182,12 +182,22 @@ def list_cmd(
 @json_option
 @click.pass_obj
 def show_cmd(state: CliState, memory_id: str, as_json: bool) -> None:
-    """Show every field of a memory and explain its retention."""
+    """Show every field of a memory and explain its retention.
+
+    The forecast assumes it is never recalled: the batches at which it will be summarised
+    (Level 2), reduced to keywords (Level 3) and archived (Level 4), and its projected score
+    at the end of each of the next 12 months (score × decay_coefficient^days, a day per
+    batch). Ratio enforcement may compress it sooner.
+    """
     with state.open() as kioku:
         memory = kioku.get(memory_id)
         explained = kioku.explain(memory)
     data = memory_to_dict(memory)
     data["retention"] = explanation_to_dict(explained)
+    data["retention"]["projection"] = [
+        {"at": p.at.isoformat(), "batches": p.batches, "score": round(p.score, 4), "level": p.level}
+        for p in explained.projection
+    ]
     if as_json:
         echo_json(data)
         return
@@ -221,6 +231,14 @@ def show_cmd(state: CliState, memory_id: str, as_json: bool) -> None:
             f"at the batch of {step['at'][:10]} (score ≤ {step['score_at_or_below']:g})"
         )
     click.echo(f"  note        {retention['note']}")
+    if retention["projection"]:
+        click.echo("")
+        click.echo("if never recalled, at the end of each month (score, level)")
+        cells = [f"{p['at']}  {p['score']:7.2f}  L{p['level']}" for p in retention["projection"]]
+        half = (len(cells) + 1) // 2
+        right_column = cells[half:] + [""] * (2 * half - len(cells))
+        for left, right in zip(cells[:half], right_column, strict=True):
+            click.echo(f"  {left}    {right}".rstrip())
 
 
 def _simple(name: str, verb: str, help_text: str) -> click.Command:

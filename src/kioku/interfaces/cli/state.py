@@ -11,12 +11,14 @@ from kioku.service.kioku import Kioku, resolve_home
 __all__ = ["CliState"]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CliState:
     home_arg: Path | None
     config_path: Path | None
     user_id: str | None
     agent_id: str | None
+    #: Whether the command opened the service (the fallback batch trigger looks at it).
+    opened: bool = False
 
     @property
     def home(self) -> Path:
@@ -24,6 +26,7 @@ class CliState:
 
     def open(self, on_warning: Callable[[str], None] | None = None) -> Kioku:
         """The service for this invocation (the store itself opens on first use)."""
+        self.opened = True
         return Kioku.open(
             self.home_arg,
             config_path=self.config_path,
