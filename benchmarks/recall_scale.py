@@ -1,13 +1,20 @@
 #!/usr/bin/env python3
 """Recall latency at scale, against a numpy brute-force floor measured in the same run.
 
-    python benchmarks/recall_scale.py [--sizes 36500,1000000] [--queries 200] [--json]
+    python benchmarks/recall_scale.py [--sizes 36500,1000000] [--queries 200] [--long]
+        [--stages] [--store DIR] [--json]
 
 For each size, a store is filled with synthetic memories (a spec-like mix of categories and
 intensities, English and Japanese text from a fixed vocabulary, vectors from the configured
 embedder) and then ``Kioku.recall`` answers random queries in a warm process, query embedding
 included, marking what it recalls as it would for a user. The floor is the bare numpy work
 of the vector half: one matrix-vector product over the same vectors and a top-k selection.
+
+Queries are three words (and a quarter as many short Japanese ones); ``--long`` also times
+prompt-like queries of 30-60 words. ``--stages`` prints the time of each stage of recall
+(query embedding, lexical search, vector search, scoring fields, decoding, marking). Each
+query set also reports vector search's recall@10 against numpy brute force. ``--store DIR``
+keeps each filled store in ``DIR`` and reuses it on later runs (a million takes a while).
 """
 
 from __future__ import annotations
@@ -19,7 +26,8 @@ import sqlite3
 import statistics
 import tempfile
 import time
-from contextlib import closing
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -30,6 +38,7 @@ import numpy as np
 from kioku import Kioku
 from kioku.core.model import Embedding, Memory, Valence
 from kioku.core.retention import decay_coefficient
+from kioku.ports.store import MemoryFilter
 
 TOKYO = ZoneInfo("Asia/Tokyo")
 START = datetime(2024, 1, 1, 9, 0, tzinfo=TOKYO)
@@ -115,13 +124,28 @@ def fill(kioku: Kioku, size: int, seed: int) -> float:
     return time.perf_counter() - t0
 
 
-def _matrix(db: Path, model: str) -> np.ndarray:
-    """Every stored vector of ``model``, read straight from the file (float32 blobs)."""
+def _matrix(db: Path, model: str) -> tuple[dict[str, int], np.ndarray]:
+    """Every stored vector of ``model`` with its row by memory id, read straight from the
+    file (float32 blobs)."""
     with closing(sqlite3.connect(db)) as conn:
-        blobs = conn.execute(
-            "SELECT embedding FROM memories WHERE embedding_model = ?", (model,)
+        rows = conn.execute(
+            "SELECT id, embedding FROM memories WHERE embedding_model = ?", (model,)
         ).fetchall()
-    return np.vstack([np.frombuffer(b[0], dtype="<f4") for b in blobs])
+    index = {str(row[0]): i for i, row in enumerate(rows)}
+    return index, np.vstack([np.frombuffer(row[1], dtype="<f4") for row in rows])
+
+
+def _filled(home: Path, size: int, seed: int) -> float | None:
+    """Seconds a kept store took to fill, or None when ``home`` holds no store yet."""
+    marker = home / "filled.json"
+    if marker.exists():
+        info = json.loads(marker.read_text())
+        if info["memories"] != size or info["seed"] != seed:
+            raise SystemExit(f"{home} holds another store ({info}); pick another --store")
+        return float(info["seconds"])
+    if (home / "memories.db").exists():
+        raise SystemExit(f"{home} holds a partly filled store; remove it")
+    return None
 
 
 def _p(values: list[float], q: float) -> float:
@@ -129,43 +153,214 @@ def _p(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1)))] * 1000
 
 
-def measure(size: int, queries: int, seed: int) -> dict[str, Any]:
-    rng = random.Random(seed + 1)
-    with tempfile.TemporaryDirectory() as home, Kioku.open(Path(home), env={}) as kioku:
-        fill_s = fill(kioku, size, seed)
-        texts = [" ".join(_words(rng, 3)) for _ in range(queries)]
-        texts += [f"{rng.choice(_JA)}の{rng.choice(_JA)}" for _ in range(queries // 4)]
+#: Function words and chat filler for prompt-like queries (a user message, not keywords).
+_FILLER = (
+    "i you we it the a an and but so to of in on at for with about from that this was were "
+    "is are be have had do did can could would should what when where why how remember "
+    "think last time said told me my our your again maybe really just like also then"
+).split()
+
+
+def short_queries(rng: random.Random, n: int) -> list[str]:
+    """Three-word English queries and, a quarter as many, short Japanese ones."""
+    texts = [" ".join(_words(rng, 3)) for _ in range(n)]
+    return texts + [f"{rng.choice(_JA)}の{rng.choice(_JA)}" for _ in range(n // 4)]
+
+
+def long_queries(rng: random.Random, n: int) -> list[str]:
+    """Prompt-like queries of 30-60 words: filler and vocabulary words mixed, a quarter of them
+    with a Japanese sentence appended."""
+    texts = []
+    for i in range(n):
+        words = [
+            rng.choice(_FILLER) if rng.random() < 0.45 else _words(rng, 1)[0]
+            for _ in range(rng.randint(30, 60))
+        ]
+        text = " ".join(words)
+        if i % 4 == 3:
+            text += f"。{rng.choice(_JA)}の{rng.choice(_JA)}について話したことを覚えてる?"
+        texts.append(text)
+    return texts
+
+
+class _Stages:
+    """Wall time per stage of recall, by wrapping the store's and embedder's methods."""
+
+    NAMES = ("embed", "lexical", "vector", "scoring_fields", "get_many", "mark")
+
+    def __init__(self, kioku: Kioku) -> None:
+        self.times: dict[str, list[float]] = {name: [] for name in self.NAMES}
+        self._current: dict[str, float] = {}
+        store, embedder = kioku.store, kioku.embedder
+        for name, owner, attr in (
+            ("embed", embedder, "embed"),
+            ("lexical", store, "search_lexical"),
+            ("vector", store, "vector_search"),
+            ("scoring_fields", store, "scoring_fields"),
+            ("get_many", store, "get_many"),
+        ):
+            setattr(owner, attr, self._timed(name, getattr(owner, attr)))
+        atomic = store.atomic
+
+        @contextmanager
+        def timed_atomic() -> Iterator[None]:
+            t0 = time.perf_counter()
+            with atomic():
+                yield
+            self._add("mark", time.perf_counter() - t0)
+
+        store.atomic = timed_atomic  # type: ignore[method-assign]
+
+    def _add(self, name: str, seconds: float) -> None:
+        self._current[name] = self._current.get(name, 0.0) + seconds
+
+    def _timed(self, name: str, method: Any) -> Any:
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return method(*args, **kwargs)
+            finally:
+                self._add(name, time.perf_counter() - t0)
+
+        return wrapper
+
+    def start(self) -> None:
+        self._current = {}
+
+    def stop(self) -> None:
+        for name in self.NAMES:
+            self.times[name].append(self._current.get(name, 0.0))
+
+    def take(self) -> dict[str, list[float]]:
+        """p50 and p95 of each stage since the last call."""
+        summary = {
+            name: [round(_p(values, 0.5), 2), round(_p(values, 0.95), 2)]
+            for name, values in self.times.items()
+            if values
+        }
+        self.times = {name: [] for name in self.NAMES}
+        return summary
+
+
+def _recall_at_10(
+    kioku: Kioku, index: dict[str, int], matrix: np.ndarray, texts: list[str]
+) -> float:
+    """Share of the 10 nearest vectors by brute force that the store's vector search returns
+    (a result within float32 rounding, 1e-5, of the tenth best counts as found)."""
+    embedder = kioku.embedder
+    norms = np.linalg.norm(matrix, axis=1)
+    norms[norms == 0] = 1.0
+    found = wanted = 0
+    flt = MemoryFilter(user_id=kioku.user_id, agent_id=kioku.agent_id, archived=False)
+    for text in texts:
+        q = embedder.embed([text])[0]
+        if not np.any(q):
+            continue
+        exact = (matrix @ (q / np.linalg.norm(q))) / norms
+        tenth = np.partition(exact, exact.size - 10)[exact.size - 10]
+        got = kioku.store.vector_search(embedder.model_id, q.tolist(), flt, 10)
+        found += sum(1 for memory_id, _ in got if exact[index[memory_id]] >= tenth - 1e-5)
+        wanted += 10
+    return found / max(wanted, 1)
+
+
+def _floor(kioku: Kioku, matrix: np.ndarray, texts: list[str]) -> list[float]:
+    """numpy alone over the same vectors: embed, one product, top 100."""
+    embedder = kioku.embedder
+    out = []
+    for text in texts:
         t0 = time.perf_counter()
-        kioku.recall(texts[0], mark=False)  # warm-up: loads the vector cache
-        warm_s = time.perf_counter() - t0
-        latencies = []
-        for text in texts:
+        q = embedder.embed([text])[0]
+        scores = matrix @ q
+        top = np.argpartition(-scores, 100)[:100]
+        top[np.argsort(-scores[top])]
+        out.append(time.perf_counter() - t0)
+    return out
+
+
+def measure(
+    size: int, queries: int, seed: int, keep: Path | None = None, long: bool = False
+) -> dict[str, Any]:
+    """Fill (or reuse) a store of ``size`` memories and time recall on each query set."""
+    rng = random.Random(seed + 1)
+    sets = {"short": short_queries(rng, queries)}
+    if long:
+        sets["long"] = long_queries(rng, queries)
+    with tempfile.TemporaryDirectory() as tmp:
+        home = Path(tmp) if keep is None else keep / f"n{size}-s{seed}"
+        home.mkdir(parents=True, exist_ok=True)
+        fill_s = _filled(home, size, seed)
+        with Kioku.open(home, env={}) as kioku:
+            if fill_s is None:
+                fill_s = fill(kioku, size, seed)
+                (home / "filled.json").write_text(
+                    json.dumps({"memories": size, "seed": seed, "seconds": fill_s})
+                )
             t0 = time.perf_counter()
-            kioku.recall(text)
-            latencies.append(time.perf_counter() - t0)
-        # The floor: numpy alone over the same vectors (matrix in memory, query embedded).
-        embedder = kioku.embedder
-        matrix = _matrix(Path(home) / "memories.db", embedder.model_id)
-        floor = []
-        for text in texts:
+            kioku.recall(sets["short"][0], mark=False)  # loads the vector cache
+            first_s = time.perf_counter() - t0
             t0 = time.perf_counter()
-            q = embedder.embed([text])[0]
-            scores = matrix @ q
-            top = np.argpartition(-scores, 100)[:100]
-            top[np.argsort(-scores[top])]
-            floor.append(time.perf_counter() - t0)
+            kioku.recall(sets["short"][1], mark=False)
+            second_s = time.perf_counter() - t0
+            stages = _Stages(kioku)
+            timed: dict[str, tuple[list[float], dict[str, list[float]]]] = {}
+            for name, texts in sets.items():
+                latencies = []
+                for text in texts:
+                    stages.start()
+                    t0 = time.perf_counter()
+                    kioku.recall(text)
+                    latencies.append(time.perf_counter() - t0)
+                    stages.stop()
+                timed[name] = (latencies, stages.take())
+            index, matrix = _matrix(home / "memories.db", kioku.embedder.model_id)
+            results: dict[str, Any] = {}
+            for name, texts in sets.items():
+                latencies, spent = timed[name]
+                floor = _floor(kioku, matrix, texts)
+                found = _recall_at_10(kioku, index, matrix, texts[:50])
+                results[name] = {
+                    "queries": len(latencies),
+                    "recall_p50_ms": round(_p(latencies, 0.5), 2),
+                    "recall_p95_ms": round(_p(latencies, 0.95), 2),
+                    "mean_ms": round(statistics.mean(latencies) * 1000, 2),
+                    "floor_p50_ms": round(_p(floor, 0.5), 2),
+                    "floor_p95_ms": round(_p(floor, 0.95), 2),
+                    "ratio_p95": round(_p(latencies, 0.95) / max(_p(floor, 0.95), 1e-9), 2),
+                    "stages_p50_p95_ms": spent,
+                    "vector_recall_at_10": round(found, 4),
+                }
     return {
         "memories": size,
         "fill_seconds": round(fill_s, 1),
-        "first_query_seconds": round(warm_s, 3),
-        "queries": len(latencies),
-        "recall_p50_ms": round(_p(latencies, 0.5), 2),
-        "recall_p95_ms": round(_p(latencies, 0.95), 2),
-        "floor_p50_ms": round(_p(floor, 0.5), 2),
-        "floor_p95_ms": round(_p(floor, 0.95), 2),
-        "ratio_p95": round(_p(latencies, 0.95) / max(_p(floor, 0.95), 1e-9), 2),
-        "mean_ms": round(statistics.mean(latencies) * 1000, 2),
+        "first_query_seconds": round(first_s, 3),
+        "second_query_seconds": round(second_s, 3),
+        **results,
     }
+
+
+def _print(r: dict[str, Any], stages: bool) -> None:
+    print(
+        f"{r['memories']:>9,} memories (filled in {r['fill_seconds']} s; first query "
+        f"{r['first_query_seconds']} s, second {r['second_query_seconds']} s)",
+        flush=True,
+    )
+    for name in ("short", "long"):
+        if name not in r:
+            continue
+        q = r[name]
+        print(
+            f"   {name:5s} recall p50 {q['recall_p50_ms']} ms  p95 {q['recall_p95_ms']} ms   "
+            f"numpy floor p50 {q['floor_p50_ms']} ms  p95 {q['floor_p95_ms']} ms   "
+            f"ratio p95 {q['ratio_p95']}×   vector recall@10 vs exact {q['vector_recall_at_10']}",
+            flush=True,
+        )
+        if stages:
+            print(
+                "         stages p50/p95 ms: "
+                + ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in q["stages_p50_p95_ms"].items()),
+                flush=True,
+            )
 
 
 def main() -> None:
@@ -174,20 +369,18 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--store", type=Path, help="keep filled stores in this directory and reuse them"
+    )
+    parser.add_argument("--long", action="store_true", help="also time 30-60 word queries")
+    parser.add_argument("--stages", action="store_true", help="print the time of each stage")
     args = parser.parse_args()
     for size in (int(s) for s in args.sizes.split(",") if s):
-        r = measure(size, args.queries, args.seed)
+        r = measure(size, args.queries, args.seed, args.store, args.long)
         if args.json:
             print(json.dumps(r), flush=True)
-            continue
-        print(
-            f"{r['memories']:>9,} memories (filled in {r['fill_seconds']} s; first query "
-            f"{r['first_query_seconds']} s)\n"
-            f"   recall p50 {r['recall_p50_ms']} ms  p95 {r['recall_p95_ms']} ms   "
-            f"numpy floor p50 {r['floor_p50_ms']} ms  p95 {r['floor_p95_ms']} ms   "
-            f"ratio p95 {r['ratio_p95']}×",
-            flush=True,
-        )
+        else:
+            _print(r, args.stages)
 
 
 if __name__ == "__main__":

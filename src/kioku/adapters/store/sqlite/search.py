@@ -9,6 +9,12 @@ The FTS rows do not use the rowids of ``memories`` (``VACUUM`` may renumber thos
 memory's row sits in a slot derived from a hash of its id, probing a few slots further on the
 astronomically rare collision, so replacing or deleting one memory's row reads a handful of
 rows instead of scanning the whole index. Every write runs inside the caller's transaction.
+
+Because slots are hashes, a range of rowids is a uniform sample of the memories: the search
+of a large store uses one to estimate a common term's memories cheaply and to rank a sample of
+its matches (:func:`plan`). In a store of at most :data:`POSTINGS_BUDGET` memories neither can
+happen, and the budget shrinks, and very common terms are left out, only in far larger stores,
+so a small store ranks every match of its rarest terms within the full budget.
 """
 
 from __future__ import annotations
@@ -16,8 +22,11 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
+import re
 import sqlite3
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from kioku.adapters.text.lexical import index_terms
@@ -25,13 +34,20 @@ from kioku.errors import StoreError
 
 __all__ = [
     "BACKFILL_BATCH",
+    "FULL_BUDGET_MEMORIES",
+    "MAX_TERM_DOCS",
+    "POSTINGS_BUDGET",
+    "PROBE_FROM_MEMORIES",
+    "LexicalQuery",
     "backfill",
     "consistency_problems",
     "create_index",
     "match_for",
+    "plan",
     "put_many",
     "reindex",
     "remove",
+    "scaled_budget",
     "search",
     "terms_text",
 ]
@@ -52,7 +68,7 @@ _SQLITE_ERROR: Final = 1  # the generic "SQL error" code: a malformed MATCH expr
 _SEARCH_TOP: Final = (
     "SELECT top.memory_id, top.score FROM ("
     "SELECT memory_id, bm25(memories_fts) AS score FROM memories_fts "
-    "WHERE memories_fts MATCH ? ORDER BY score LIMIT ?"
+    "WHERE memories_fts MATCH ?{window} ORDER BY score LIMIT ?"
     ") AS top CROSS JOIN memories AS m ON m.id = top.memory_id "
     "WHERE 1 = 1{scope} ORDER BY top.score LIMIT ?"
 )
@@ -60,8 +76,10 @@ _SEARCH_TOP: Final = (
 _SEARCH_ALL: Final = (
     "SELECT memories_fts.memory_id, bm25(memories_fts) AS score "
     "FROM memories_fts CROSS JOIN memories AS m ON m.id = memories_fts.memory_id "
-    "WHERE memories_fts MATCH ?{scope} ORDER BY score LIMIT ?"
+    "WHERE memories_fts MATCH ?{window}{scope} ORDER BY score LIMIT ?"
 )
+_COUNT: Final = "SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH ?{window}"
+_WINDOW: Final = " AND memories_fts.rowid BETWEEN ? AND ?"
 #: How many ranked matches the first attempt checks, per result wanted (and at least).
 _OVERFETCH: Final = 8
 _MIN_DEPTH: Final = 100
@@ -173,36 +191,103 @@ def remove(conn: sqlite3.Connection, memory_id: str) -> None:
 
 
 #: Most postings BM25 may score for one query. Terms are taken rarest first until their
-#: document counts add up to this; the rarest term is always kept. A term found in tens of
-#: thousands of memories tells little (its IDF is low) and would cost a second to score.
+#: document counts add up to this; the rarest term is always kept (up to MAX_TERM_DOCS). A term
+#: found in tens of thousands of memories tells little (its IDF is low) and would cost a
+#: second to score: past this budget, only a sample of its matches is ranked.
 POSTINGS_BUDGET: Final = 10_000
+#: Ranking costs about 4 µs a posting, whatever the store's size, and a larger store gives
+#: each term more postings: past this many memories the budget shrinks with the square root
+#: of the store (8,276 postings at 36,500; 2,000 at a million), never below _MIN_BUDGET.
+FULL_BUDGET_MEMORIES: Final = 25_000
+_MIN_BUDGET: Final = 2_000
+#: bm25() reads the whole posting list of every term it ranks, to count the term's documents
+#: for its IDF, before it ranks a single row (about 0.1-0.3 µs a posting): a term in more
+#: memories than this (5% of a million) is left out, sample or not.
+MAX_TERM_DOCS: Final = 50_000
 _MAX_TERMS: Final = 64
 _VOCAB: Final = (
     "CREATE VIRTUAL TABLE IF NOT EXISTS temp.memories_fts_vocab "
     "USING fts5vocab(main, memories_fts, 'row')"
 )
+#: The slots (rowids) of the lexical index: 62-bit hashes plus the probing distance.
+_SLOTS: Final = (1 << 62) + _PROBE
+#: Counting a term's matches among 1/2**_PROBE_SHIFT of the slots estimates its documents, in
+#: stores of more than PROBE_FROM_MEMORIES memories; in smaller ones the vocabulary's exact
+#: count costs at most a few milliseconds, less than probing every term of a long query.
+_PROBE_SHIFT: Final = 8
+PROBE_FROM_MEMORIES: Final = 50_000
+#: Matches in the probe that make the estimate trustworthy (±18%) and the term surely common.
+_PROBE_MIN: Final = 32
+#: Terms FTS5 indexes as one token exactly as written (letters and digits only), for which
+#: a MATCH count and the vocabulary's count agree.
+_ONE_TOKEN: Final = re.compile(r"[^\W_]+")
+
+
+@dataclass(frozen=True, slots=True)
+class LexicalQuery:
+    """What :func:`search` runs: a MATCH expression and, for a common term in a large store,
+    the window of rowids (an unbiased sample of the matches) that is ranked."""
+
+    match: str
+    window: tuple[int, int] | None = None
 
 
 def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def match_for(
+def _documents(conn: sqlite3.Connection, term: str, budget: int, probe: bool = True) -> int:
+    """How many memories hold ``term``: counted by the vocabulary, whose count reads the
+    term's whole posting list, unless a ``probe`` of 1/256 of the slots already finds it in
+    clearly more than ``budget`` memories; then the probe's estimate."""
+    if probe and _ONE_TOKEN.fullmatch(term):
+        probed = int(
+            conn.execute(
+                _COUNT.format(window=_WINDOW), (_quote(term), 0, (_SLOTS >> _PROBE_SHIFT) - 1)
+            ).fetchone()[0]
+        )
+        estimate = probed << _PROBE_SHIFT
+        if probed >= _PROBE_MIN and estimate > 2 * budget:
+            return estimate
+    row = conn.execute(
+        "SELECT doc FROM temp.memories_fts_vocab WHERE term = ?", (term.lower(),)
+    ).fetchone()
+    return 0 if row is None else int(row[0])
+
+
+def _memories(conn: sqlite3.Connection) -> int:
+    """About how many memories the store holds: its largest rowid (one index lookup)."""
+    return int(conn.execute("SELECT max(rowid) FROM memories").fetchone()[0] or 0)
+
+
+def scaled_budget(
+    conn: sqlite3.Connection, budget: int = POSTINGS_BUDGET, memories: int | None = None
+) -> int:
+    """``budget`` for this store: whole up to FULL_BUDGET_MEMORIES memories, then shrinking
+    with the square root of their number."""
+    memories = _memories(conn) if memories is None else memories
+    if memories <= FULL_BUDGET_MEMORIES:
+        return budget
+    return max(min(budget, _MIN_BUDGET), int(budget * math.sqrt(FULL_BUDGET_MEMORIES / memories)))
+
+
+def plan(
     conn: sqlite3.Connection, terms: Sequence[str], budget: int = POSTINGS_BUDGET
-) -> str | None:
-    """An FTS5 MATCH expression for ``terms`` (any of them), rarest first within ``budget``
-    postings; None when no term is indexed. Terms are quoted: nothing becomes FTS5 syntax."""
+) -> LexicalQuery | None:
+    """The search for ``terms`` (any of them): rarest first within the store's share of
+    ``budget`` postings (:func:`scaled_budget`), a sample of the rarest alone when it exceeds
+    that, nothing when no term is indexed or the rarest is in more than MAX_TERM_DOCS
+    memories. Terms are quoted: nothing becomes FTS5 syntax."""
     unique = list(dict.fromkeys(t for t in terms if t.strip()))[:_MAX_TERMS]
     if not unique:
         return None
+    memories = _memories(conn)
+    budget = scaled_budget(conn, budget, memories)
+    probe = memories > PROBE_FROM_MEMORIES
     conn.execute(_VOCAB)
-    counts: list[tuple[int, str]] = []
-    for term in unique:
-        row = conn.execute(
-            "SELECT doc FROM temp.memories_fts_vocab WHERE term = ?", (term.lower(),)
-        ).fetchone()
-        if row is not None and int(row[0]) > 0:
-            counts.append((int(row[0]), term))
+    counts = [
+        (docs, term) for term in unique if (docs := _documents(conn, term, budget, probe)) > 0
+    ]
     if not counts:
         return None
     counts.sort()
@@ -213,54 +298,81 @@ def match_for(
             break
         chosen.append(term)
         used += docs
-    return " OR ".join(_quote(t) for t in chosen)
+    if used > MAX_TERM_DOCS:
+        _log.debug("lexical search: every term is in more than %d memories", MAX_TERM_DOCS)
+        return None
+    match = " OR ".join(_quote(t) for t in chosen)
+    if used <= budget:
+        return LexicalQuery(match)
+    # A window of slots holding about `budget` of the matches, placed by the query's hash:
+    # the same query ranks the same sample, different queries sample different memories.
+    width = _SLOTS * budget // used
+    start = _home_slot(match) % (_SLOTS - width + 1)
+    return LexicalQuery(match, (start, start + width - 1))
+
+
+def match_for(
+    conn: sqlite3.Connection, terms: Sequence[str], budget: int = POSTINGS_BUDGET
+) -> str | None:
+    """The MATCH expression of :func:`plan` (None when it finds nothing to search)."""
+    query = plan(conn, terms, budget)
+    return None if query is None else query.match
 
 
 def search(
-    conn: sqlite3.Connection, match: str, scope: str, params: Sequence[object], limit: int
+    conn: sqlite3.Connection,
+    query: LexicalQuery | str,
+    scope: str,
+    params: Sequence[object],
+    limit: int,
 ) -> list[tuple[str, float]]:
-    """``(id, -bm25)`` of the best matches of ``match`` whose memory meets ``scope``.
+    """``(id, -bm25)`` of the best matches of ``query`` whose memory meets ``scope``.
 
     ``scope`` is a fixed SQL fragment (`` AND ...``) over the ``memories`` columns with
-    ``params``; ``match`` only ever travels as a parameter. A malformed ``match`` finds
-    nothing rather than raising.
+    ``params``; the MATCH expression only ever travels as a parameter. A malformed one finds
+    nothing rather than raising. A sample that holds fewer than ``limit`` matches in the
+    scope (a small scope in a large store) gives way to ranking every match.
     """
-    if limit <= 0 or not match.strip():
+    if isinstance(query, str):
+        query = LexicalQuery(query)
+    if limit <= 0 or not query.match.strip():
         return []
     try:
-        found = _ranked(conn, match, scope, params, limit)
+        found = _ranked(conn, query, scope, params, limit)
+        if query.window is not None and len(found) < limit:
+            found = _ranked(conn, LexicalQuery(query.match), scope, params, limit)
     except sqlite3.OperationalError as exc:
         if getattr(exc, "sqlite_errorcode", None) != _SQLITE_ERROR:
             raise
-        _log.debug("lexical search: unusable MATCH expression %r (%s)", match, exc)
+        _log.debug("lexical search: unusable MATCH expression %r (%s)", query.match, exc)
         return []
     # bm25() is lower for better matches; the port wants higher is better.
     return [(str(row[0]), -float(row[1])) for row in found]
 
 
 def _ranked(
-    conn: sqlite3.Connection, match: str, scope: str, params: Sequence[object], limit: int
+    conn: sqlite3.Connection, query: LexicalQuery, scope: str, params: Sequence[object], limit: int
 ) -> list[sqlite3.Row]:
     """The best ``limit`` matches in scope: from the top-ranked matches when they hold
     enough rows of the scope (the usual case), else from every match."""
+    window = _WINDOW if query.window is not None else ""
+    matched = (query.match, *(query.window or ()))
     depth = max(limit * _OVERFETCH, _MIN_DEPTH)
     matches: int | None = None
     for _ in range(2):
         found = conn.execute(
-            _SEARCH_TOP.format(scope=scope), (match, depth, *params, limit)
+            _SEARCH_TOP.format(window=window, scope=scope), (*matched, depth, *params, limit)
         ).fetchall()
         if len(found) >= limit:
             return found
         if matches is None:
-            matches = int(
-                conn.execute(
-                    "SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH ?", (match,)
-                ).fetchone()[0]
-            )
+            matches = int(conn.execute(_COUNT.format(window=window), matched).fetchone()[0])
         if matches <= depth:
             return found  # every match was ranked and checked
         depth *= _DEEPER
-    return conn.execute(_SEARCH_ALL.format(scope=scope), (match, *params, limit)).fetchall()
+    return conn.execute(
+        _SEARCH_ALL.format(window=window, scope=scope), (*matched, *params, limit)
+    ).fetchall()
 
 
 def consistency_problems(conn: sqlite3.Connection) -> tuple[list[str], dict[str, object]]:

@@ -358,8 +358,8 @@ class SqliteStore:
         where, params = where_clause(_scope_only(flt))
         scope = " AND " + where.removeprefix(" WHERE ") if where else ""
         with self._reading() as conn:
-            match = search.match_for(conn, terms)
-            return search.search(conn, match, scope, params, limit) if match else []
+            query = search.plan(conn, terms)
+            return search.search(conn, query, scope, params, limit) if query else []
 
     def vector_search(
         self, model: str, query: Sequence[float], flt: MemoryFilter, limit: int

@@ -1,8 +1,9 @@
-"""Vector search for the SQLite store: brute-force cosine over a cached float32 matrix.
+"""Vector search for the SQLite store: exact cosine over an in-process float32 cache.
 
-For each embedding model the store keeps, in process, one normalised ``(n, dim)`` matrix of
-every vector of that model, with parallel arrays of ids, scope codes and an archived mask.
-A search is one matrix-vector product, a mask and ``argpartition``.
+For each embedding model the store keeps, in process, every vector of that model normalised
+and transposed into one ``(dim, n)`` matrix, with parallel arrays of ids, scope codes and an
+archived mask. A search screens every row and decides the best exactly
+(:mod:`.vector_scan`); the masks of the filters in use are cached with the matrix.
 
 The cache is invalidated by a counter, ``vectors_version`` in the ``state`` table, which every
 write that changes what vector search can see (an insert or delete of a memory with a vector,
@@ -18,17 +19,19 @@ import sqlite3
 import time
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 import numpy as np
 import numpy.typing as npt
 
+from kioku.adapters.store.sqlite.vector_scan import top_rows
 from kioku.errors import StoreError, ValidationError
 
 __all__ = [
     "VECTORS_VERSION",
     "ModelVectors",
+    "build",
     "bump_version",
     "embedding_models",
     "load",
@@ -41,8 +44,14 @@ _log = logging.getLogger(__name__)
 #: The ``state`` key of the counter that invalidates vector caches.
 VECTORS_VERSION: Final = "vectors_version"
 _LITTLE_F32: Final = np.dtype("<f4")
+#: Rows converted and transposed at a time while loading (bounds the extra memory).
+_LOAD_CHUNK: Final = 1024
+#: Filter masks kept per cache; a store with more scopes recomputes the rest.
+_MAX_FILTERS: Final = 32
 
 FloatMatrix = npt.NDArray[np.float32]
+#: (user_id, agent_id, archived) of a search filter.
+FilterKey = tuple[str | None, str | None, bool | None]
 
 
 def read_version(conn: sqlite3.Connection) -> int:
@@ -70,10 +79,18 @@ class ModelVectors:
     version: int
     dim: int
     ids: npt.NDArray[np.object_]
-    matrix: FloatMatrix  # (n, dim), rows normalised (zero rows stay zero)
+    columns: FloatMatrix  # (dim, n), C order; vectors normalised (zero ones stay zero)
     scope_codes: npt.NDArray[np.int32]
     scopes: tuple[tuple[str, str], ...]  # code -> (user_id, agent_id)
     archived: npt.NDArray[np.bool_]
+    #: filter -> (rows it leaves out, or None for none; how many it keeps)
+    _filters: dict[FilterKey, tuple[npt.NDArray[np.bool_] | None, int]] = field(
+        default_factory=dict, repr=False
+    )
+
+    @property
+    def size(self) -> int:
+        return int(self.columns.shape[1])
 
     def check_query(self, query: Sequence[float]) -> npt.NDArray[np.float32] | None:
         """The normalised query, or None for a zero vector; StoreError on a wrong dimension."""
@@ -97,6 +114,24 @@ class ModelVectors:
             return None
         result: npt.NDArray[np.float32] = (vector / norm).astype(np.float32)
         return result
+
+    def excluded(
+        self, user_id: str | None, agent_id: str | None, archived: bool | None
+    ) -> tuple[npt.NDArray[np.bool_] | None, int]:
+        """The rows the scope and archived filter leave out (None: none) and how many rows it
+        keeps; remembered, since the vectors never change and recall repeats one filter."""
+        key = (user_id, agent_id, archived)
+        known = self._filters.get(key)
+        if known is None:
+            mask = self.mask(user_id, agent_id, archived)
+            if mask is None or bool(mask.all()):
+                known = (None, self.size)
+            else:
+                known = (~mask, int(np.count_nonzero(mask)))
+            if len(self._filters) >= _MAX_FILTERS:
+                self._filters.clear()
+            self._filters[key] = known
+        return known
 
     def mask(
         self, user_id: str | None, agent_id: str | None, archived: bool | None
@@ -154,24 +189,7 @@ def load(conn: sqlite3.Connection, model: str, version: int) -> ModelVectors | N
             f"memory {bad!r} has an embedding whose size does not match its dimension {dim}",
             hint="run `kioku doctor`; fix the row with the sqlite3 shell or restore a backup",
         )
-    matrix = np.frombuffer(b"".join(blobs), dtype=_LITTLE_F32).reshape(len(ids), dim)
-    matrix = matrix.astype(np.float32)  # native byte order, writable
-    norms = np.linalg.norm(matrix, axis=1)
-    np.divide(matrix, norms[:, None], out=matrix, where=norms[:, None] > 0)
-    scopes: dict[tuple[str, str], int] = {}
-    codes = [scopes.setdefault(pair, len(scopes)) for pair in zip(users, agents, strict=True)]
-    id_array = np.empty(len(ids), dtype=object)
-    id_array[:] = ids
-    loaded = ModelVectors(
-        model=model,
-        version=version,
-        dim=dim,
-        ids=id_array,
-        matrix=matrix,
-        scope_codes=np.asarray(codes, dtype=np.int32),
-        scopes=tuple(scopes),
-        archived=np.asarray(flags, dtype=np.bool_),
-    )
+    loaded = build(model, version, dim, ids, users, agents, flags, blobs)
     _log.debug(
         "vector cache: loaded %d vectors of %r (dim %d) in %.1f ms",
         len(ids),
@@ -180,6 +198,61 @@ def load(conn: sqlite3.Connection, model: str, version: int) -> ModelVectors | N
         (time.perf_counter() - started) * 1000,
     )
     return loaded
+
+
+def build(
+    model: str,
+    version: int,
+    dim: int,
+    ids: Sequence[str],
+    users: Sequence[str],
+    agents: Sequence[str],
+    archived: Sequence[bool],
+    blobs: Sequence[bytes],
+) -> ModelVectors:
+    """The cache of one model from its rows (blobs: little-endian float32, ``dim`` each)."""
+    scopes: dict[tuple[str, str], int] = {}
+    codes = [scopes.setdefault(pair, len(scopes)) for pair in zip(users, agents, strict=True)]
+    id_array = np.empty(len(ids), dtype=object)
+    id_array[:] = ids
+    return ModelVectors(
+        model=model,
+        version=version,
+        dim=dim,
+        ids=id_array,
+        columns=_columns(ids, blobs, dim),
+        scope_codes=np.asarray(codes, dtype=np.int32),
+        scopes=tuple(scopes),
+        archived=np.asarray(archived, dtype=np.bool_),
+    )
+
+
+def _columns(ids: Sequence[object], blobs: Sequence[bytes], dim: int) -> FloatMatrix:
+    """The blobs as normalised vectors, transposed into a ``(dim, n)`` matrix a chunk at a
+    time: small chunks keep the transposing copy in the CPU cache (four times faster than
+    large ones) and loading never holds a second full copy. A vector with a NaN or infinite
+    component cannot be compared: it becomes a zero vector, found by no query."""
+    columns = np.empty((dim, len(blobs)), dtype=np.float32)
+    broken = 0
+    for start in range(0, len(blobs), _LOAD_CHUNK):
+        chunk = np.frombuffer(b"".join(blobs[start : start + _LOAD_CHUNK]), dtype=_LITTLE_F32)
+        rows = chunk.reshape(-1, dim).astype(np.float32)  # native byte order, writable
+        finite = np.isfinite(rows).all(axis=1)
+        if not finite.all():
+            if not broken:
+                first = ids[start + int(np.flatnonzero(~finite)[0])]
+                _log.warning("memory %r has a vector with non-finite components", first)
+            broken += int((~finite).sum())
+            rows[~finite] = 0.0
+        norms = np.sqrt(np.einsum("ij,ij->i", rows, rows, dtype=np.float64)).astype(np.float32)
+        np.divide(rows, norms[:, None], out=rows, where=norms[:, None] > 0)
+        columns[:, start : start + rows.shape[0]] = rows.T
+    if broken:
+        _log.warning(
+            "vector search ignores %d vectors with non-finite components (run `kioku reembed`)",
+            broken,
+        )
+    return columns
 
 
 def top_matches(
@@ -194,21 +267,9 @@ def top_matches(
     unit = vectors.check_query(query)
     if unit is None or limit <= 0:
         return []
-    scores = vectors.matrix @ unit  # one pass over the matrix; masking copies only scores
-    index = np.arange(scores.size)
-    rows = vectors.mask(user_id, agent_id, archived)
-    if rows is not None:
-        index = np.flatnonzero(rows)
-        scores = scores[index]
-    if scores.size == 0:
-        return []
-    if limit < scores.size:
-        best = np.argpartition(-scores, limit - 1)[:limit]
-    else:
-        best = np.arange(scores.size)
-    # Best first; equal scores in id order so results never depend on the load order.
-    order = sorted(best.tolist(), key=lambda i: (-float(scores[i]), str(vectors.ids[index[i]])))
-    return [(str(vectors.ids[index[i]]), _clip(float(scores[i]))) for i in order]
+    excluded, kept = vectors.excluded(user_id, agent_id, archived)
+    best = top_rows(vectors.columns, vectors.ids, unit, excluded, kept, limit)
+    return [(str(vectors.ids[row]), _clip(score)) for row, score in best]
 
 
 def _clip(similarity: float) -> float:

@@ -1,0 +1,141 @@
+"""Exact top-k cosine similarity over a column-major float32 matrix.
+
+The vectors of one model are kept transposed, as a C-contiguous ``(dim, n)`` array: row ``j``
+holds component ``j`` of every vector. A full matrix-vector product reads it all (about 1.5 GB
+at a million 384-dimensional vectors, so the product is bound by memory bandwidth), but a
+query with few non-zero components (a short text under the offline feature-hashing embedder
+has tens of its 384) needs only those rows, which are contiguous in this layout: the scan
+then reads a small share of the matrix. Both ways are exact, for any embedder.
+
+Search runs in two passes:
+
+1. *Screening*: float32 scores of every row, by the full product or by the non-zero
+   components only. The two sum in different orders, so their float32 results differ by
+   rounding; :func:`error_bound` bounds how far either is from the real dot product.
+2. *Deciding*: every row whose screening score is within twice that bound of the k-th best
+   is scored exactly: the products of two float32 numbers are exact in float64, and their sum
+   is rounded once (``math.fsum``), so equal real dot products give equal scores. A float64
+   pass with its own bound first rules out rows that cannot reach the top, so only about
+   ``limit`` rows are summed exactly. The best ``limit`` win, equal scores in id order.
+
+So the result is the same whichever screening ran, and never depends on the load order.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Final
+
+import numpy as np
+import numpy.typing as npt
+
+__all__ = ["SPARSE_SHARE", "error_bound", "exact_scores", "screen", "top_rows"]
+
+FloatMatrix = npt.NDArray[np.float32]
+FloatVector = npt.NDArray[np.float32]
+Mask = npt.NDArray[np.bool_]
+
+#: Screen by the non-zero components when they are at most this share of the dimension;
+#: past it, gathering the rows costs more than one BLAS product over the whole matrix.
+SPARSE_SHARE: Final = 1 / 3
+#: Bytes of gathered rows per block of the sparse screening (stays in the CPU cache).
+_BLOCK_BYTES: Final = 1 << 19
+_MIN_BLOCK: Final = 1024
+_FLOAT32_ROUNDOFF: Final = 2.0**-24
+_FLOAT64_ROUNDOFF: Final = 2.0**-53
+#: Candidates turned into float64 products at a time (bounds the working memory).
+_EXACT_CHUNK: Final = 8192
+
+
+def error_bound(dim: int, roundoff: float = _FLOAT32_ROUNDOFF) -> float:
+    """A bound on ``|computed dot - real dot|`` for two vectors of norm at most about 1.
+
+    Summing ``k`` products in any order (fused or not) errs by at most
+    ``γ_k · Σ|x_i·q_i| ≤ γ_k · ‖x‖·‖q‖`` with ``γ_k = k·u / (1 - k·u)``. Doubling it (and
+    counting two more terms) covers the rounding of the stored norms and leaves slack.
+    """
+    k = dim + 2
+    return 2.0 * k * roundoff / (1.0 - k * roundoff)
+
+
+def screen(columns: FloatMatrix, unit: FloatVector) -> FloatVector:
+    """Float32 scores of every vector (a fresh array): by the query's non-zero components
+    when they are few, else by one product over the whole matrix."""
+    dim, n = columns.shape
+    nonzero = np.flatnonzero(unit)
+    if nonzero.size > SPARSE_SHARE * dim:
+        dense: FloatVector = np.dot(unit, columns)
+        return dense
+    out = np.zeros(n, dtype=np.float32)
+    if nonzero.size == 0:
+        return out
+    weights = unit[nonzero]
+    block = max(_MIN_BLOCK, _BLOCK_BYTES // (4 * nonzero.size))
+    for start in range(0, n, block):
+        # Gathers nonzero.size contiguous runs, then one small BLAS product in cache.
+        out[start : start + block] = np.dot(weights, columns[nonzero, start : start + block])
+    return out
+
+
+def _products(
+    columns: FloatMatrix, unit: FloatVector, rows: npt.NDArray[np.intp]
+) -> npt.NDArray[np.float64]:
+    """``(nonzero components, rows)`` products in float64, each exact."""
+    nonzero = np.flatnonzero(unit)
+    picked = columns[np.ix_(nonzero, rows)].astype(np.float64)
+    picked *= unit[nonzero].astype(np.float64)[:, None]
+    return picked
+
+
+def _float64_scores(
+    columns: FloatMatrix, unit: FloatVector, rows: npt.NDArray[np.intp]
+) -> npt.NDArray[np.float64]:
+    """Dot products summed in float64 (within ``error_bound(dim, 2**-53)`` of exact)."""
+    out = np.empty(rows.size, dtype=np.float64)
+    for start in range(0, rows.size, _EXACT_CHUNK):
+        part = rows[start : start + _EXACT_CHUNK]
+        out[start : start + part.size] = _products(columns, unit, part).sum(axis=0)
+    return out
+
+
+def exact_scores(
+    columns: FloatMatrix, unit: FloatVector, rows: npt.NDArray[np.intp]
+) -> list[float]:
+    """The real dot products of the chosen vectors with ``unit``, each rounded once to
+    float64: they do not depend on summation order, nor on which rows are scored together."""
+    out: list[float] = []
+    for start in range(0, rows.size, _EXACT_CHUNK):
+        part = rows[start : start + _EXACT_CHUNK]
+        out.extend(math.fsum(column) for column in _products(columns, unit, part).T.tolist())
+    return out
+
+
+def top_rows(
+    columns: FloatMatrix,
+    ids: npt.NDArray[np.object_],
+    unit: FloatVector,
+    excluded: Mask | None,
+    allowed: int,
+    limit: int,
+) -> list[tuple[int, float]]:
+    """``(row, exact score)`` of the best ``limit`` rows not ``excluded`` (``allowed`` of
+    them), best first, equal scores in id order."""
+    dim, n = columns.shape
+    if limit <= 0 or allowed <= 0:
+        return []
+    if allowed <= limit:
+        candidates = np.arange(n) if excluded is None else np.flatnonzero(~excluded)
+    else:
+        scores = screen(columns, unit)
+        if excluded is not None:
+            np.copyto(scores, np.float32(-np.inf), where=excluded)
+        kth = float(np.partition(scores, n - limit)[n - limit])
+        # Every row of the exact top `limit` screens within 2·bound of the k-th screening.
+        candidates = np.flatnonzero(scores >= kth - 2.0 * error_bound(dim))
+    if candidates.size > limit:
+        rough = _float64_scores(columns, unit, candidates)
+        cut = float(np.partition(rough, rough.size - limit)[rough.size - limit])
+        candidates = candidates[rough >= cut - 2.0 * error_bound(dim, _FLOAT64_ROUNDOFF)]
+    values = exact_scores(columns, unit, candidates)
+    order = sorted(range(candidates.size), key=lambda i: (-values[i], str(ids[candidates[i]])))
+    return [(int(candidates[i]), values[i]) for i in order[:limit]]
