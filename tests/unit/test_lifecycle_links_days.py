@@ -22,13 +22,14 @@ def nodes(**scores: tuple[float, float]) -> dict[str, Node]:
 
 
 def test_direction_high_score_to_low() -> None:
+    # Spec 000 l.1160-1165 (リレーションの方向): 高スコア記憶 → 低スコア記憶.
     n = nodes(a=(80, 1), b=(30, 2))
     assert direction("a", "b", n, 5.0) == ("a", "b")
     assert direction("b", "a", n, 5.0) == ("a", "b")
 
 
 def test_direction_within_proximity_is_newer_to_older() -> None:
-    # Spec: if |score_A - score_B| < threshold: 新しい記憶 → 古い記憶.
+    # Spec 000 l.1175-1181: if |score_A - score_B| < threshold: 新しい記憶 → 古い記憶.
     n = nodes(a=(50, 1), b=(47, 2))
     assert direction("a", "b", n, 5.0) == ("b", "a")
 
@@ -37,6 +38,7 @@ def test_direction_within_proximity_is_newer_to_older() -> None:
 
 
 def test_review_drops_links_touching_inactive_memories() -> None:
+    # Spec 000 l.1203-1206 (整合性チェック): references to archived or erased memories go.
     active = nodes(a=(80, 1), b=(30, 2))
     changes = review_links(
         [Link("a", "b", "same_topic"), Link("a", "gone", "continues")], active, 5
@@ -46,7 +48,7 @@ def test_review_drops_links_touching_inactive_memories() -> None:
 
 
 def test_review_turns_a_link_whose_scores_reversed() -> None:
-    # Spec 方向の再評価: A → B with B.score now higher becomes B → A.
+    # Spec 000 l.1208-1212 (方向の再評価): A → B with B.score now higher becomes B → A.
     active = nodes(a=(10, 1), b=(60, 2))
     changes = review_links([Link("a", "b", "references")], active, 5)
     assert [why for _, why in changes.removed] == ["turned"]
@@ -69,6 +71,7 @@ def unit(rows: list[list[float]]) -> np.ndarray:
 
 
 def test_auto_links_pairs_above_threshold_only_and_never_itself() -> None:
+    # Spec 000 l.1214-1219, l.1221-1234 (自動関連付け): new × all, cosine ≥ threshold, no self.
     vectors = unit([[1, 0, 0], [0.99, 0.1, 0], [0, 1, 0], [1, 0.01, 0]])
     ids = ["new", "near", "far", "twin"]
     n = nodes(new=(50, 4), near=(30, 1), far=(20, 2), twin=(90, 3))
@@ -135,7 +138,7 @@ def test_batch_moment_keeps_wall_time_across_daylight_saving() -> None:
     ("hours_ago", "overdue"), [(None, True), (23.9, False), (24.0, True), (100, True)]
 )
 def test_is_overdue(hours_ago: float | None, overdue: bool) -> None:
-    # Spec フォールバック機構: 24 hours or more since last_compression_run.
+    # Spec 000 l.227-229 (フォールバック機構): 24 hours or more since last_compression_run.
     now = datetime(2026, 5, 8, 9, 0, tzinfo=TZ)
     last = None if hours_ago is None else now - timedelta(hours=hours_ago)
     assert is_overdue(last, now, 24.0) is overdue

@@ -93,7 +93,7 @@ def plan(
 
 
 def test_recalled_memory_days_halve_coefficient_rises_count_increments() -> None:
-    # Spec 000 想起強化の具体例: 10 days recalled -> 5.0; coefficient + 0.02; recall_count + 1.
+    # Spec 000 l.153-161 and 想起強化の具体例 l.165: 10 days recalled -> 5.0; coefficient + 0.02.
     p = plan([{"memory_days": 10.0, "recalled": True, "coefficient": 0.95, "recall_count": 2}])
     assert p.memory_days[0] == pytest.approx(5.0)
     assert p.coefficient[0] == pytest.approx(0.97)
@@ -102,20 +102,20 @@ def test_recalled_memory_days_halve_coefficient_rises_count_increments() -> None
 
 
 def test_reinforced_coefficient_is_capped_at_0_999() -> None:
-    # Spec: decay_coefficient = min(0.999, decay_coefficient + 0.02).
+    # Spec 000 l.158: decay_coefficient = min(0.999, decay_coefficient + 0.02).
     p = plan([{"recalled": True, "coefficient": 0.99}])
     assert p.coefficient[0] == pytest.approx(0.999)
 
 
 def test_unrecalled_memory_ages_one_day() -> None:
-    # Spec 圧縮処理の内容 step 1: else memory_days += 1.0.
+    # Spec 000 l.255-256 (圧縮処理の内容 step 1): else memory_days += 1.0.
     p = plan([{"memory_days": 3.0}])
     assert p.memory_days[0] == pytest.approx(4.0)
     assert p.recall_count[0] == 0
 
 
 def test_memory_made_since_the_previous_batch_is_not_aged_at_its_first_batch() -> None:
-    # Spec memory_days の初期値: the first value already is the time to the next batch.
+    # Spec 000 l.947-957 (memory_days の初期値): the first value is the time to the next batch.
     made = (NOW - timedelta(hours=9)).timestamp()
     p = plan([{"memory_days": 0.375, "created": made}])
     assert p.memory_days[0] == pytest.approx(0.375)
@@ -123,7 +123,7 @@ def test_memory_made_since_the_previous_batch_is_not_aged_at_its_first_batch() -
 
 
 def test_score_follows_the_formula() -> None:
-    # Spec 保持スコアの計算式: retention_score = intensity × coefficient ^ memory_days.
+    # Spec 000 l.26 and l.258: retention_score = intensity × coefficient ^ memory_days.
     p = plan([{"intensity": 80, "coefficient": 0.97, "memory_days": 9.0}])
     assert p.score[0] == pytest.approx(80 * 0.97**10)
 
@@ -136,7 +136,7 @@ def test_score_follows_the_formula() -> None:
     [(60.0, 1), (50.0, 2), (21.0, 2), (20.0, 3), (5.5, 3), (5.0, 4), (0.0, 4)],
 )
 def test_threshold_levels(score_target: float, level: int) -> None:
-    # Spec 閾値設定: L1 > 50, 20 < L2 ≤ 50, 5 < L3 ≤ 20, L4 ≤ 5.
+    # Spec 000 l.186-194 (閾値設定): L1 > 50, 20 < L2 ≤ 50, 5 < L3 ≤ 20, L4 ≤ 5.
     # intensity × 1.0 ^ days keeps the score equal to the intensity.
     p = plan([{"intensity": score_target, "coefficient": 1.0}])
     assert int(p.level[0]) == level
@@ -153,14 +153,14 @@ def test_level_never_rises_with_the_score() -> None:
 
 
 def test_protected_memory_is_never_compressed() -> None:
-    # Spec 保護記憶: threshold compression, ratio compression and archiving are skipped.
+    # Spec 000 l.1476-1484 (保護記憶): no threshold or ratio compression, no archiving.
     p = plan([{"protected": True, "intensity": 3, "coefficient": 1.0}])
     assert int(p.level[0]) == 1
     assert p.transitions == ()
 
 
 def test_one_batch_may_compress_twice() -> None:
-    # Spec 二重圧縮: Level 1 → 2 → 3 in one batch is allowed.
+    # Spec 000 l.413-416 (二重圧縮): Level 1 → 2 → 3 in one batch is allowed.
     p = plan([{"intensity": 10, "coefficient": 1.0}])
     (t,) = p.transitions
     assert (t.from_level, t.to_level) == (1, 3)
@@ -170,7 +170,7 @@ def test_one_batch_may_compress_twice() -> None:
 
 
 def test_ratio_enforcement_top_down_with_spec_shares() -> None:
-    # Spec 比率強制: L1 15 %, L2 30 %, L3 35 %; excess pushed down, top level first.
+    # Spec 000 l.354-401 (比率強制): L1 15 %, L2 30 %, L3 35 %; excess pushed down, top first.
     rows = [{"intensity": 60 + i * 0.1, "coefficient": 1.0} for i in range(100)]
     p = plan(rows, spec_ratios())
     counts = np.bincount(p.level.astype(int), minlength=5)
@@ -185,7 +185,7 @@ def test_ratio_enforcement_top_down_with_spec_shares() -> None:
 
 
 def test_ratio_order_score_then_created_then_recall_count() -> None:
-    # Spec 対象選定の優先順位: retention_score asc, created asc, recall_count asc.
+    # Spec 000 l.403-409 (対象選定の優先順位): score asc, created asc, recall_count asc.
     rows = [{"intensity": 70, "coefficient": 1.0} for _ in range(7)]
     rows[3]["intensity"] = 69  # lowest score goes first
     rows[5]["created"] = OLD - 100  # then the oldest
@@ -203,7 +203,7 @@ def test_ratio_order_score_then_created_then_recall_count() -> None:
 
 
 def test_protected_memories_are_outside_the_ratios() -> None:
-    # Spec 比率計算からの除外: protected memories are not counted, not even in the denominator.
+    # Spec 000 l.1487-1497 (比率計算からの除外): protected memories count nowhere.
     rows = [{"intensity": 90, "coefficient": 1.0, "protected": True} for _ in range(50)]
     rows += [{"intensity": 90, "coefficient": 1.0} for _ in range(20)]
     p = plan(rows, spec_ratios())
@@ -274,7 +274,7 @@ def test_no_level_exceeds_its_share_and_levels_only_fall(
 
 
 def test_revival_score_and_level() -> None:
-    # Spec 復活時の retention_score: max(intensity × 0.995^archived_days, level3 + margin).
+    # Spec 000 l.525-556 (復活時の retention_score): max(intensity × 0.995^days, L3 + margin).
     archived_at = (NOW - timedelta(days=10)).timestamp()
     rows = [{"intensity": 90, "coefficient": 1.0} for _ in range(10)]
     arc = [
@@ -313,7 +313,7 @@ def test_revival_score_has_a_floor() -> None:
 
 
 def test_revival_is_deferred_when_level3_is_full() -> None:
-    # Spec バッチ処理での復活フロー: if current share + 1 > level3_ratio, the request is dropped.
+    # Spec 000 l.500-506 (復活フロー): if current share + 1 > level3_ratio, the request is dropped.
     rows = [{"intensity": 10, "coefficient": 1.0, "level": 3} for _ in range(7)]
     rows += [{"intensity": 90, "coefficient": 1.0} for _ in range(12)]
     arc = [{"revival_requested": True, "revival_requested_at": OLD}]
@@ -337,7 +337,7 @@ def _deletable(**overrides: Any) -> dict[str, Any]:
 
 
 def test_auto_delete_is_off_by_default() -> None:
-    # Spec 設定パラメータ: archive_auto_delete_enabled defaults to false.
+    # Spec 000 l.590-597 (設定パラメータ): archive_auto_delete_enabled defaults to false.
     assert plan([], None, [_deletable()]).deletions == ()
 
 
@@ -361,7 +361,7 @@ def test_auto_delete_is_off_by_default() -> None:
     ],
 )
 def test_auto_delete_conditions(mode: str, row: dict[str, Any], deleted: bool) -> None:
-    # Spec 完全消去: archived_days > 365, recall_count == 0, intensity < 20; AND/OR.
+    # Spec 000 l.280-287, l.580-588 (完全消去): > 365 days, never recalled, intensity < 20; AND/OR.
     cfg = replace(
         no_ratios(),
         archive=ArchiveConfig(auto_delete_enabled=True, delete_condition_mode=mode),  # type: ignore[arg-type]
