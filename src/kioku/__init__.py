@@ -11,21 +11,67 @@ The public surface is what ``__all__`` lists; everything else may change between
 
 from __future__ import annotations
 
-from kioku.config import Config, LoadedConfig, load_config
-from kioku.core.explain import RetentionExplanation
-from kioku.core.model import Embedding, Kind, Level, Memory, Relation, RelationType, Valence
-from kioku.errors import (
-    ConfigError,
-    KiokuError,
-    MemoryNotFoundError,
-    ProtectedMemoryError,
-    ProtectionLimitError,
-    StoreCorruptError,
-    StoreError,
-    StoreLockedError,
-    ValidationError,
-)
-from kioku.service.kioku import Kioku, Stats
+import importlib
+
+TYPE_CHECKING = False  # typing itself costs a hook ~15 ms of imports
+if TYPE_CHECKING:
+    from typing import Any
+
+    from kioku.config import Config, LoadedConfig, load_config
+    from kioku.core.explain import RetentionExplanation
+    from kioku.core.model import Embedding, Kind, Level, Memory, Relation, RelationType, Valence
+    from kioku.errors import (
+        ConfigError,
+        KiokuError,
+        MemoryNotFoundError,
+        ProtectedMemoryError,
+        ProtectionLimitError,
+        StoreCorruptError,
+        StoreError,
+        StoreLockedError,
+        ValidationError,
+    )
+    from kioku.service.kioku import Kioku, Stats
+
+#: Where each public name lives. They are imported on first use, so a program that needs only
+#: a small part of kioku (a Claude Code hook asking the warm daemon) never loads numpy.
+_EXPORTS = {
+    **dict.fromkeys(("Config", "LoadedConfig", "load_config"), "kioku.config"),
+    "RetentionExplanation": "kioku.core.explain",
+    **dict.fromkeys(
+        ("Embedding", "Kind", "Level", "Memory", "Relation", "RelationType", "Valence"),
+        "kioku.core.model",
+    ),
+    **dict.fromkeys(
+        (
+            "ConfigError",
+            "KiokuError",
+            "MemoryNotFoundError",
+            "ProtectedMemoryError",
+            "ProtectionLimitError",
+            "StoreCorruptError",
+            "StoreError",
+            "StoreLockedError",
+            "ValidationError",
+        ),
+        "kioku.errors",
+    ),
+    **dict.fromkeys(("Kioku", "Stats"), "kioku.service.kioku"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'kioku' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))
+
 
 __version__ = "0.1.0"
 

@@ -33,6 +33,7 @@ def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KIOKU_")}
     env["TZ"] = "Asia/Tokyo"
     env["KIOKU_NO_AUTO_BATCH"] = "1"
+    env["KIOKU_NO_DAEMON"] = "1"  # hooks answer in process unless a test starts a daemon
     env.update(extra)
     return env
 

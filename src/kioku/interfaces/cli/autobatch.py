@@ -15,7 +15,18 @@ __all__ = ["NO_TRIGGER", "after_command"]
 #: Commands that never start a batch: the batch itself, the tools around it, and commands
 #: that do not read or write memories.
 NO_TRIGGER = frozenset(
-    {"batch", "simulate", "schedule", "doctor", "backup", "config", "init", "analyze", "compress"}
+    {
+        "batch",
+        "simulate",
+        "schedule",
+        "doctor",
+        "backup",
+        "config",
+        "init",
+        "analyze",
+        "compress",
+        "daemon",
+    }
 )
 
 

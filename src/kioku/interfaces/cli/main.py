@@ -13,6 +13,10 @@ from kioku.errors import KiokuError
 from kioku.interfaces.cli import (
     admin_cmds,
     batch_cmds,
+    daemon_cmds,
+    hook_cmds,
+    hooks_install_cmds,
+    ingest_cmds,
     memory_cmds,
     recall_cmds,
     schedule_cmds,
@@ -82,9 +86,13 @@ for _command in [
     *memory_cmds.COMMANDS,
     *turn_cmds.COMMANDS,
     *recall_cmds.COMMANDS,
+    *ingest_cmds.COMMANDS,
     *batch_cmds.COMMANDS,
+    *daemon_cmds.COMMANDS,
     *simulate_cmds.COMMANDS,
     *schedule_cmds.COMMANDS,
+    *hook_cmds.COMMANDS,
+    *hooks_install_cmds.COMMANDS,
     config_group,
 ]:
     cli.add_command(_command)

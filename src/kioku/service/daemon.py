@@ -1,0 +1,281 @@
+"""A warm local recall server, so a hook forwards the prompt instead of loading everything.
+
+A hook process pays for the interpreter, kioku's imports, opening the store and loading the
+vector cache on every prompt. The daemon pays once: it keeps one :class:`~kioku.Kioku` open
+(store, embedder, vector cache) and answers over a Unix socket in the home directory
+(``HOME/daemon.sock``, owner-only). It is started on demand, stops by itself after
+``idle_seconds`` without a request, and notices a changed configuration file by reopening.
+
+Protocol: one JSON object per line each way. Requests: ``{"op": "ping"}``,
+``{"op": "recall", "prompt": ..., "session_id": ..., "user_id": ..., "agent_id": ...}`` →
+``{"ok": true, "block": "<memories>…"}``, ``{"op": "stop"}``. Any error is an ``{"ok": false,
+"error": ...}`` answer; the client then answers in its own process instead.
+
+This module's client half imports only the standard library, so a hook can try the daemon
+before importing anything heavy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any, Final
+
+__all__ = [
+    "DEFAULT_IDLE_SECONDS",
+    "SOCKET_NAME",
+    "ask",
+    "serve",
+    "socket_path",
+    "start_detached",
+    "status",
+    "stop",
+]
+
+SOCKET_NAME: Final = "daemon.sock"
+PID_NAME: Final = "daemon.pid"
+DEFAULT_IDLE_SECONDS: Final = 1800.0
+_MAX_REQUEST: Final = 1 << 20
+
+
+def socket_path(home: Path) -> Path:
+    return home / SOCKET_NAME
+
+
+def supported() -> bool:
+    return hasattr(socket, "AF_UNIX") and sys.platform != "win32"
+
+
+# -- client -------------------------------------------------------------------------------
+
+
+def ask(home: Path, request: dict[str, Any], timeout: float = 5.0) -> dict[str, Any] | None:
+    """Send one request; the answer, or None when no daemon answers (never raises)."""
+    if not supported():
+        return None
+    path = socket_path(home)
+    if not path.exists():
+        return None
+    try:
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+            conn.settimeout(timeout)
+            conn.connect(str(path))
+            conn.sendall(json.dumps(request).encode("utf-8") + b"\n")
+            data = _read_line(conn)
+        answer = json.loads(data.decode("utf-8")) if data else None
+        return answer if isinstance(answer, dict) else None
+    except (OSError, ValueError):
+        return None
+
+
+def _read_line(conn: socket.socket) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+        if chunk.endswith(b"\n") or size > _MAX_REQUEST:
+            break
+    return b"".join(chunks).split(b"\n", 1)[0]
+
+
+def status(home: Path) -> dict[str, Any]:
+    """Whether a daemon answers for ``home``, and its pid."""
+    answer = ask(home, {"op": "ping"}, timeout=1.0)
+    return {
+        "running": bool(answer and answer.get("ok")),
+        "pid": None if not answer else answer.get("pid"),
+        "socket": str(socket_path(home)),
+    }
+
+
+def stop(home: Path) -> bool:
+    answer = ask(home, {"op": "stop"}, timeout=2.0)
+    return bool(answer and answer.get("ok"))
+
+
+def start_detached(
+    home: Path, config_path: Path | None = None, idle_seconds: float = DEFAULT_IDLE_SECONDS
+) -> int | None:
+    """Start a daemon for ``home`` in the background unless one answers; its pid or None."""
+    if not supported() or status(home)["running"]:
+        return None
+    args = [sys.executable, "-m", "kioku.service.daemon", "--home", str(home)]
+    args += ["--idle", str(idle_seconds)]
+    if config_path is not None:
+        args += ["--config", str(config_path)]
+    proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+        args,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+        close_fds=True,
+    )
+    return proc.pid
+
+
+# -- server -------------------------------------------------------------------------------
+
+
+class _Server:
+    def __init__(self, home: Path, config_path: Path | None, idle_seconds: float) -> None:
+        self.home = home
+        self.config_path = config_path
+        self.idle_seconds = idle_seconds
+        self.last_request = time.monotonic()
+        self.stopping = threading.Event()
+        self._lock = threading.Lock()
+        self._kioku: Any = None
+        self._config_stamp: tuple[float, int] | None = None
+
+    def _config_file(self) -> Path:
+        return self.config_path or self.home / "config.toml"
+
+    def _stamp(self) -> tuple[float, int] | None:
+        try:
+            st = self._config_file().stat()
+        except OSError:
+            return None
+        return (st.st_mtime, st.st_size)
+
+    def kioku(self) -> Any:
+        """The open service, reopened when the configuration file changed."""
+        from kioku.service.kioku import Kioku
+
+        stamp = self._stamp()
+        if self._kioku is None or stamp != self._config_stamp:
+            if self._kioku is not None:
+                self._kioku.close()
+            self._kioku = Kioku.open(self.home, config_path=self.config_path)
+            self._config_stamp = stamp
+        return self._kioku
+
+    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+        op = request.get("op")
+        if op == "ping":
+            return {"ok": True, "pid": os.getpid()}
+        if op == "stop":
+            self.stopping.set()
+            return {"ok": True}
+        if op != "recall":
+            return {"ok": False, "error": f"unknown op {op!r}"}
+        prompt = request.get("prompt")
+        if not isinstance(prompt, str):
+            return {"ok": False, "error": "recall needs a prompt string"}
+        session = request.get("session_id")
+        with self._lock:  # one recall at a time: the service is not shared across threads
+            kioku = self.kioku()
+            user, agent = request.get("user_id"), request.get("agent_id")
+            saved = (kioku.user_id, kioku.agent_id)
+            try:
+                if isinstance(user, str) and user:
+                    kioku.user_id = user
+                if isinstance(agent, str) and agent:
+                    kioku.agent_id = agent
+                from kioku.service.hooks import (
+                    HookOptions,
+                    start_overdue_batch,
+                    user_prompt_context,
+                )
+
+                block = user_prompt_context(
+                    kioku, prompt, session if isinstance(session, str) else None
+                )
+                options = HookOptions(home=self.home, config_path=self.config_path)
+                with contextlib.suppress(Exception):  # the batch is a bonus, never an error
+                    start_overdue_batch(kioku, options, "the recall daemon")
+            finally:
+                kioku.user_id, kioku.agent_id = saved
+        return {"ok": True, "block": block}
+
+    def serve_one(self, conn: socket.socket) -> None:
+        with conn:
+            conn.settimeout(30.0)
+            try:
+                raw = _read_line(conn)
+                request = json.loads(raw.decode("utf-8"))
+                answer = (
+                    self.handle(request)
+                    if isinstance(request, dict)
+                    else {"ok": False, "error": "a request is a JSON object"}
+                )
+            except Exception as exc:
+                answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
+            with contextlib.suppress(OSError):
+                conn.sendall(json.dumps(answer, ensure_ascii=False).encode("utf-8") + b"\n")
+            self.last_request = time.monotonic()
+
+    def close(self) -> None:
+        if self._kioku is not None:
+            self._kioku.close()
+
+
+def serve(
+    home: Path, config_path: Path | None = None, idle_seconds: float = DEFAULT_IDLE_SECONDS
+) -> None:
+    """Run the daemon in this process until stopped or idle (used by ``start_detached``)."""
+    if not supported():
+        raise OSError("the recall daemon needs Unix sockets")
+    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    path = socket_path(home)
+    if status(home)["running"]:
+        return  # another daemon already serves this home
+    with contextlib.suppress(FileNotFoundError):
+        path.unlink()  # a stale socket left by a daemon that died
+    server = _Server(home, config_path, idle_seconds)
+    old_umask = os.umask(0o177)
+    try:
+        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        listener.bind(str(path))
+    finally:
+        os.umask(old_umask)
+    listener.listen(16)
+    listener.settimeout(1.0)
+    (home / PID_NAME).write_text(f"{os.getpid()}\n")
+    try:
+        server.kioku()  # warm up: open the store, load the embedder and the vector cache
+        with contextlib.suppress(Exception):
+            server.kioku().recall("warm up", mark=False)
+        while not server.stopping.is_set():
+            if time.monotonic() - server.last_request > server.idle_seconds:
+                break
+            try:
+                conn, _ = listener.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                break
+            threading.Thread(target=server.serve_one, args=(conn,), daemon=True).start()
+    finally:
+        listener.close()
+        with contextlib.suppress(FileNotFoundError):
+            path.unlink()
+        with contextlib.suppress(FileNotFoundError):
+            (home / PID_NAME).unlink()
+        server.close()
+
+
+def _main(argv: list[str]) -> None:
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="python -m kioku.service.daemon")
+    parser.add_argument("--home", type=Path, required=True)
+    parser.add_argument("--config", type=Path)
+    parser.add_argument("--idle", type=float, default=DEFAULT_IDLE_SECONDS)
+    args = parser.parse_args(argv)
+    serve(args.home, args.config, args.idle)
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1:])

@@ -1,0 +1,94 @@
+"""``kioku daemon`` and the UserPromptSubmit hook answered by the warm daemon."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kioku.service import daemon
+from tests.cli.conftest import Run, clean_env
+
+pytestmark = pytest.mark.skipif(not daemon.supported(), reason="needs Unix sockets")
+
+
+def _hook(home: Path, prompt: str, **env: str) -> subprocess.CompletedProcess[str]:
+    payload = {
+        "session_id": "s1",
+        "transcript_path": "/tmp/x.jsonl",
+        "cwd": "/tmp",
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": prompt,
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "kioku", "--home", str(home), "hook", "user-prompt-submit"],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=clean_env(**env),
+        timeout=60,
+        check=False,
+    )
+
+
+def _wait(home: Path, running: bool, seconds: float = 30) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if daemon.status(home)["running"] is running:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.fixture
+def stocked(home: Path, kioku: Run) -> Path:
+    done = kioku(
+        "add", "--trigger", "Our cat is called Sora", "--content", "She sleeps by the window",
+        "--intensity", "70", "--category", "emotional",
+    )  # fmt: skip
+    assert done.code == 0, done.err
+    return home
+
+
+def test_start_status_hook_stop(stocked: Path, kioku: Run) -> None:
+    try:
+        started = kioku("daemon", "start", "--json")
+        assert started.code == 0, started.err
+        assert json.loads(started.out)["running"] is True
+        assert json.loads(kioku("daemon", "status", "--json").out)["running"] is True
+        answered = _hook(stocked, "what is our cat called?", KIOKU_NO_DAEMON="")
+        assert answered.returncode == 0
+        assert "<memories>" in answered.stdout
+        assert "Sora" in answered.stdout
+        # A second start does nothing: one daemon per home.
+        assert json.loads(kioku("daemon", "start", "--json").out)["started"] is False
+    finally:
+        stopped = kioku("daemon", "stop", "--json")
+    assert stopped.code == 0
+    assert json.loads(stopped.out)["running"] is False
+    assert "not running" in kioku("daemon", "status").out
+
+
+def test_the_hook_starts_a_daemon_on_demand_and_answers_meanwhile(
+    stocked: Path, kioku: Run
+) -> None:
+    try:
+        first = _hook(stocked, "what is our cat called?", KIOKU_NO_DAEMON="")
+        assert "Sora" in first.stdout  # answered in process while the daemon starts
+        assert _wait(stocked, running=True)
+        second = _hook(stocked, "what is our cat called?", KIOKU_NO_DAEMON="")
+        assert "Sora" in second.stdout
+    finally:
+        kioku("daemon", "stop")
+    assert _wait(stocked, running=False)
+
+
+def test_no_daemon_when_turned_off(stocked: Path) -> None:
+    answered = _hook(stocked, "what is our cat called?")  # KIOKU_NO_DAEMON=1 in clean_env
+    assert "Sora" in answered.stdout
+    time.sleep(0.5)
+    assert daemon.status(stocked)["running"] is False

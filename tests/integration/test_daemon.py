@@ -1,0 +1,71 @@
+"""The warm recall daemon: a real server process on a Unix socket in a temp home."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from kioku import Kioku
+from kioku.service import daemon
+
+pytestmark = pytest.mark.skipif(not daemon.supported(), reason="needs Unix sockets")
+
+
+def _wait(predicate: object, seconds: float = 20.0) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():  # type: ignore[operator]
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_daemon_answers_recall_and_stops(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with Kioku.open(home, env={}) as k:
+        k.remember(
+            "We adopted a cat named Sora",
+            "She likes the window",
+            intensity=70,
+            category="emotional",
+        )
+    assert daemon.ask(home, {"op": "ping"}) is None  # nothing runs yet
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kioku.service.daemon", "--home", str(home), "--idle", "60"]
+    )
+    try:
+        assert _wait(lambda: daemon.status(home)["running"])
+        assert (home / daemon.SOCKET_NAME).stat().st_mode & 0o077 == 0  # owner-only
+        answer = daemon.ask(home, {"op": "recall", "prompt": "what is the cat called?"})
+        assert answer is not None
+        assert answer["ok"]
+        assert "Sora" in answer["block"]
+        bad = daemon.ask(home, {"op": "recall"})
+        assert bad is not None
+        assert not bad["ok"]
+        assert daemon.stop(home)
+        proc.wait(timeout=10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert not (home / daemon.SOCKET_NAME).exists()
+    assert daemon.ask(home, {"op": "ping"}) is None
+
+
+def test_daemon_stops_when_idle(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with Kioku.open(home, env={}) as k:
+        k.remember("note", "text", intensity=30, category="work")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kioku.service.daemon", "--home", str(home), "--idle", "1"]
+    )
+    try:
+        assert proc.wait(timeout=30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert not (home / daemon.SOCKET_NAME).exists()
