@@ -240,21 +240,9 @@ def user_prompt_context(kioku: Kioku, prompt: str | None, session_id: str | None
     block = result.block
     budget = _budget(kioku)
     if len(block) > budget:
-        from kioku.core.inject import Injected, format_memories
+        from kioku.service.recall import memories_block
 
-        block = format_memories(
-            [
-                Injected(
-                    i.memory.created,
-                    i.memory.current_level,
-                    i.archived,
-                    i.memory.trigger,
-                    i.memory.content,
-                )
-                for i in result.items
-            ],
-            budget,
-        )
+        block = memories_block(result.items, budget)
     return block
 
 

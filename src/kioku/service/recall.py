@@ -362,7 +362,13 @@ def run_recall(
     )
     if mark and chosen:
         _leave_traces(store, chosen, session_id, now)
-    block = format_memories(
+    block = memories_block(items, config.retrieval.budget_chars)
+    return RecallResult(query, tuple(items), block)
+
+
+def memories_block(items: Sequence[Recalled], budget_chars: int) -> str:
+    """The ``<memories>`` block of recalled memories within ``budget_chars`` (注入形式)."""
+    return format_memories(
         [
             Injected(
                 i.memory.created,
@@ -373,9 +379,8 @@ def run_recall(
             )
             for i in items
         ],
-        config.retrieval.budget_chars,
+        budget_chars,
     )
-    return RecallResult(query, tuple(items), block)
 
 
 def _leave_traces(
