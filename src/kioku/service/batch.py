@@ -221,17 +221,21 @@ def run_batches(
         return BatchReport(status="already_running")
 
 
-def _moments(day: date, like: datetime, hour: int) -> tuple[datetime, datetime]:
-    return batch_moment(day, hour, like), batch_moment(day - timedelta(days=1), hour, like)
-
-
-def _dry_run(kioku: Kioku, day: date, like: datetime) -> DaySummary:
+def _plan(kioku: Kioku, day: date, like: datetime) -> tuple[datetime, Snapshot, DayPlan]:
+    """Read the store as of ``day``'s batch time and plan that day: (moment, snapshot, plan)."""
+    hour = kioku.config.compression.schedule_hour
+    moment = batch_moment(day, hour, like)
+    previous = batch_moment(day - timedelta(days=1), hour, like)
     first_run = last_day(kioku) is None
-    moment, previous = _moments(day, like, kioku.config.compression.schedule_hour)
     snap = kioku.store.batch_snapshot(moment)
     plan = plan_day(
         snap.population, snap.archived, kioku.config, moment, previous, first_run=first_run
     )
+    return moment, snap, plan
+
+
+def _dry_run(kioku: Kioku, day: date, like: datetime) -> DaySummary:
+    moment, snap, plan = _plan(kioku, day, like)
     summary = _summary(day, moment, snap, plan)
     active = _active_nodes(snap, plan)
     for r in plan.revivals:
@@ -310,12 +314,7 @@ def _compress(kioku: Kioku, memory: Memory, from_level: int, to_level: int) -> l
 
 def _prefetch(kioku: Kioku, day: date, like: datetime) -> dict[str, list[Compressed]]:
     """Compression texts for the day's planned transitions, made outside the transaction."""
-    first_run = last_day(kioku) is None
-    moment, previous = _moments(day, like, kioku.config.compression.schedule_hour)
-    snap = kioku.store.batch_snapshot(moment)
-    plan = plan_day(
-        snap.population, snap.archived, kioku.config, moment, previous, first_run=first_run
-    )
+    _, _, plan = _plan(kioku, day, like)
     texts: dict[str, list[Compressed]] = {}
     wanted = [t for t in plan.transitions if t.from_level < min(t.to_level, Level.TRACE) + 1]
     memories = {m.id: m for m in kioku.store.get_many([t.memory_id for t in wanted])}
@@ -352,11 +351,8 @@ def _apply_day(
 ) -> DaySummary:
     cfg = kioku.config
     store = kioku.store
-    moment, previous = _moments(day, like, cfg.compression.schedule_hour)
-    first_run = last_day(kioku) is None
-    snap = store.batch_snapshot(moment)
+    moment, snap, plan = _plan(kioku, day, like)
     pop, arc = snap.population, snap.archived
-    plan = plan_day(pop, arc, cfg, moment, previous, first_run=first_run)
     summary = _summary(day, moment, snap, plan)
     stamp = day.isoformat()
     log: list[LogEntry] = []
@@ -434,7 +430,7 @@ def _apply_day(
         existing = _surviving_links(snap, review)
         fresh = {str(pop.ids[i]) for i in np.flatnonzero(plan.fresh).tolist()} | changed
         fresh -= {t.memory_id for t in plan.archived_today}
-        for link, similarity in _auto_link(kioku, snap, moment, fresh, existing, active):
+        for link, similarity in _auto_link(kioku, snap, scope_of, moment, fresh, existing, active):
             summary.linked += 1
             log.append(
                 entry(
@@ -606,6 +602,7 @@ def _apply_transitions(
 def _auto_link(
     kioku: Kioku,
     snap: Snapshot,
+    scope_of: dict[str, int],
     moment: datetime,
     fresh: set[str],
     existing: list[tuple[str, str]],
@@ -617,7 +614,6 @@ def _auto_link(
     cfg = kioku.config.relations
     store = kioku.store
     model = kioku.embedder.model_id
-    scope_of = _scope_lookup(snap)
     added: list[tuple[Link, float]] = []
     by_scope: dict[int, list[str]] = {}
     for memory_id in sorted(fresh):

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from kioku.adapters.provider_config import provider_name, resolve_key
 from kioku.config.schema import EmbeddingConfig
 from kioku.errors import ConfigError
 from kioku.ports.embedder import Embedder
@@ -42,37 +43,14 @@ _OFFLINE_MODELS: Final = ("default", "hash-v1", "")
 
 
 def _provider_of(config: EmbeddingConfig) -> str:
-    name = config.provider.strip().lower()
-    name = _ALIASES.get(name, name)
-    if name not in KNOWN_PROVIDERS:
-        raise ConfigError(
-            "embedding.provider",
-            config.provider,
-            f"one of {', '.join(KNOWN_PROVIDERS)}",
-            hint="set embedding.provider to one of these (offline needs no key or network)",
-        )
-    return name
+    listed = ", ".join(KNOWN_PROVIDERS)
+    return provider_name("embedding", config.provider, _ALIASES, KNOWN_PROVIDERS, listed)
 
 
 def _api_key(config: EmbeddingConfig, env: Mapping[str, str], provider: str) -> str | None:
-    if config.api_key.strip():
-        return config.api_key.strip()
-    named = config.api_key_env.strip()
-    variable = named or _KEY_VARIABLES.get(provider, "")
-    key = env.get(variable, "").strip() if variable else ""
-    if key:
-        return key
-    if named or provider in _KEY_VARIABLES:
-        raise ConfigError(
-            "embedding.api_key_env",
-            config.api_key_env,
-            f"an environment variable that holds the {provider} API key",
-            hint=(
-                f"set {variable} in the environment (or name another variable in "
-                "embedding.api_key_env, or set embedding.api_key)"
-            ),
-        )
-    return None
+    return resolve_key(
+        "embedding", config.api_key, config.api_key_env, env, provider, _KEY_VARIABLES, provider
+    )
 
 
 def _http_embedder(

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from kioku.adapters.provider_config import provider_name, resolve_key
 from kioku.config.schema import LlmConfig
 from kioku.errors import ConfigError
 from kioku.ports.analyzer import Analyzer
@@ -78,16 +79,8 @@ _REACH_TIMEOUT: Final = 5.0
 
 
 def _provider_of(config: LlmConfig) -> str:
-    name = config.provider.strip().lower()
-    name = _ALIASES.get(name, name)
-    if name not in KNOWN_PROVIDERS:
-        raise ConfigError(
-            "llm.provider",
-            config.provider,
-            f"one of offline, {', '.join(KNOWN_PROVIDERS)}",
-            hint="set llm.provider to one of these (offline needs no key or network)",
-        )
-    return name
+    listed = f"offline, {', '.join(KNOWN_PROVIDERS)}"
+    return provider_name("llm", config.provider, _ALIASES, KNOWN_PROVIDERS, listed)
 
 
 def _model_of(config: LlmConfig, provider: str) -> str:
@@ -105,31 +98,11 @@ def _model_of(config: LlmConfig, provider: str) -> str:
 
 
 def resolve_api_key(config: LlmConfig, env: Mapping[str, str], provider: str) -> str | None:
-    """The key: ``llm.api_key``, else the variable ``llm.api_key_env`` names, else the provider's
-    usual variable (hosted providers only). ``None`` for a local server without a key.
-
-    A hosted provider without a key, or a named variable that is unset, is a :class:`ConfigError`
-    on ``llm.api_key_env`` that names the variable to set (never the key).
-    """
-    if config.api_key.strip():
-        return config.api_key.strip()
-    named = config.api_key_env.strip()
-    variable = named or _KEY_VARIABLES.get(provider, "")
-    key = env.get(variable, "").strip() if variable else ""
-    if key:
-        return key
-    if named or provider in _KEY_VARIABLES:
-        label = _LABELS.get(provider, provider)
-        raise ConfigError(
-            "llm.api_key_env",
-            config.api_key_env,
-            f"an environment variable that holds the {label} API key",
-            hint=(
-                f"set {variable} in the environment (or name another variable in "
-                "llm.api_key_env, or set llm.api_key)"
-            ),
-        )
-    return None
+    """The key of ``[llm]`` (see :func:`kioku.adapters.provider_config.resolve_key`)."""
+    label = _LABELS.get(provider, provider)
+    return resolve_key(
+        "llm", config.api_key, config.api_key_env, env, provider, _KEY_VARIABLES, label
+    )
 
 
 def _base_url_of(config: LlmConfig, provider: str) -> str:
