@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         ValidationError,
     )
     from kioku.service.kioku import Kioku, Stats
+    from kioku.service.working_memory import WorkingMemory
 
 #: Where each public name lives. They are imported on first use, so a program that needs only
 #: a small part of kioku (a Claude Code hook asking the warm daemon) never loads numpy.
@@ -57,6 +58,7 @@ _EXPORTS = {
         "kioku.errors",
     ),
     **dict.fromkeys(("Kioku", "Stats"), "kioku.service.kioku"),
+    "WorkingMemory": "kioku.service.working_memory",
 }
 
 
@@ -97,6 +99,7 @@ __all__ = [
     "StoreLockedError",
     "Valence",
     "ValidationError",
+    "WorkingMemory",
     "__version__",
     "load_config",
 ]

@@ -92,3 +92,46 @@ def test_no_daemon_when_turned_off(stocked: Path) -> None:
     assert "Sora" in answered.stdout
     time.sleep(0.5)
     assert daemon.status(stocked)["running"] is False
+
+
+def test_the_answer_comes_from_the_daemon_even_with_stdin_left_open(
+    stocked: Path, kioku: Run, tmp_path: Path
+) -> None:
+    """A home that holds only a link to the daemon's socket has no memories of its own, so
+    "Sora" in the answer can only come from the daemon; stdin is never closed, as Claude Code
+    sometimes does, and the whole JSON payload is enough."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir(mode=0o700)
+    try:
+        assert kioku("daemon", "start").code == 0
+        (elsewhere / daemon.SOCKET_NAME).symlink_to(stocked / daemon.SOCKET_NAME)
+        payload = {"session_id": "s1", "hook_event_name": "UserPromptSubmit",
+                   "prompt": "what is our cat called? {\"quoted\": \"}\"}"}  # fmt: skip
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kioku", "--home", str(elsewhere), "hook", "user-prompt-submit"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=clean_env(KIOKU_NO_DAEMON=""),
+        )
+        assert proc.stdin is not None
+        started = time.monotonic()
+        proc.stdin.write(json.dumps(payload).encode())
+        proc.stdin.flush()
+        proc.wait(timeout=30)  # stdin still open
+        elapsed = time.monotonic() - started
+        assert proc.stdout is not None
+        assert proc.stderr is not None
+        out, err = proc.stdout.read().decode(), proc.stderr.read().decode()
+        proc.stdin.close()
+        assert proc.returncode == 0, err
+        assert "Sora" in out
+        assert elapsed < 1.5  # not the 2 s wait for more input
+        assert not (elsewhere / "memories.db").exists()  # nothing answered in process
+        # A slash command is excluded by the daemon as by the in-process hook.
+        slash = _hook(elsewhere, "/clear", KIOKU_NO_DAEMON="")
+        assert slash.returncode == 0
+        assert slash.stdout == ""
+        assert not (elsewhere / "memories.db").exists()
+    finally:
+        kioku("daemon", "stop")

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from kioku.service.claude_settings import ENTRY
 from tests.cli.conftest import Result, clean_env
 
 EVENTS = ("UserPromptSubmit", "SessionStart", "SessionEnd", "PreCompact")
@@ -74,7 +75,7 @@ def _ours(data: dict[str, Any], event: str) -> list[str]:
         h["command"]
         for g in data["hooks"].get(event, [])
         for h in g["hooks"]
-        if "-m kioku" in h["command"]
+        if ENTRY in h["command"] or "-m kioku" in h["command"]
     ]
 
 
@@ -98,7 +99,7 @@ def test_install_twice_keeps_the_rest_and_adds_ours_once(project: Path, user_hom
         (command,) = _ours(data, event)
         words = shlex.split(command)
         assert Path(words[0]).is_absolute()
-        assert words[1:3] == ["-m", "kioku"]
+        assert words[1:4] == ["-P", "-c", ENTRY]
         assert words[-2] == "hook"
     assert shlex.split(_ours(data, "SessionEnd")[0])[-1] == "session-end"
     assert json.loads((path.with_name("settings.json.bak")).read_text()) == EXISTING
@@ -165,7 +166,7 @@ def test_dry_run_writes_nothing(project: Path, user_home: Path) -> None:
     assert done.code == 0, done.err
     assert "dry run" in done.out
     assert "+" in done.out
-    assert "-m kioku" in done.out
+    assert "kioku.interfaces.cli.entry" in done.out
     assert path.read_text() == before
     assert not path.with_name("settings.json.bak").exists()
     as_json = _run(
@@ -198,7 +199,7 @@ def test_a_non_default_home_is_named(project: Path, user_home: Path, tmp_path: P
     assert done.code == 0, done.err
     (command,) = _ours(json.loads(_settings(project).read_text()), "SessionStart")
     words = shlex.split(command)
-    assert words[3:5] == ["--home", str(home)]
+    assert words[4:6] == ["--home", str(home)]
     assert words[-2:] == ["hook", "session-start"]
     # installing for the default home replaces the entry instead of adding a second one
     assert _run(project, user_home, "hooks", "install", "--scope", "project").code == 0

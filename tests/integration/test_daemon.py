@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import socket
 import subprocess
 import sys
 import time
@@ -69,3 +71,51 @@ def test_daemon_stops_when_idle(tmp_path: Path) -> None:
         if proc.poll() is None:
             proc.kill()
     assert not (home / daemon.SOCKET_NAME).exists()
+
+
+def _raw(home: Path, payload: bytes) -> bytes:
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
+        conn.settimeout(30)
+        conn.connect(str(home / daemon.SOCKET_NAME))
+        conn.sendall(daemon.HOOK_REQUEST + b"\n" + payload)
+        conn.shutdown(socket.SHUT_WR)
+        chunks = []
+        while chunk := conn.recv(65536):
+            chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _marked(home: Path) -> bool:
+    with Kioku.open(home) as k:
+        return all(m.recalled_since_last_batch for m in k.list())
+
+
+def test_the_raw_hook_protocol(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with Kioku.open(home) as k:
+        k.remember(
+            "Our cat is called Sora", "She sleeps by the window", intensity=70, category="emotional"
+        )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kioku.service.daemon", "--home", str(home), "--idle", "60"]
+    )
+    try:
+        assert _wait(lambda: daemon.status(home)["running"])
+        prompt = {"session_id": "s1", "prompt": "what is our cat called?"}
+        answer = _raw(home, json.dumps(prompt).encode())
+        status, _, block = answer.partition(b"\n")
+        assert status == b"OK"
+        assert b"<memories>" in block
+        assert b"Sora" in block
+        # the answer goes first; the recall is marked right after it
+        assert _wait(lambda: _marked(home))
+        assert _raw(home, json.dumps({"prompt": "  /compact now"}).encode()) == b"OK\n"
+        assert _raw(home, json.dumps({"prompt": "   "}).encode()) == b"OK\n"
+        assert _raw(home, b'{"prompt": "unfinished') == b"FALLBACK\n"
+        assert _raw(home, json.dumps({"session_id": "s1"}).encode()) == b"FALLBACK\n"
+        assert _raw(home, b"[1, 2]") == b"FALLBACK\n"
+        # The JSON protocol still answers on the same socket.
+        assert daemon.ask(home, {"op": "ping"}) is not None
+    finally:
+        daemon.stop(home)
+        proc.wait(timeout=30)

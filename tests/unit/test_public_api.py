@@ -10,6 +10,7 @@ EXPECTED = {
     "Embedding",
     "Kind",
     "Kioku",
+    "WorkingMemory",
     "KiokuError",
     "Level",
     "LoadedConfig",

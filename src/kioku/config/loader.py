@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +21,6 @@ from typing import Any
 
 from kioku.config.render import config_to_dict
 from kioku.config.schema import Config
-from kioku.config.validate import is_string_key, validate_config
 from kioku.errors import ConfigError
 
 __all__ = ["DEFAULT_CONFIG_FILENAME", "ENV_PREFIX", "LoadedConfig", "load_config"]
@@ -31,6 +29,14 @@ DEFAULT_CONFIG_FILENAME = "config.toml"
 ENV_PREFIX = "KIOKU_"
 _FILE_KEY = "config_file"
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
+
+
+def _toml() -> Any:
+    """``tomllib``, imported when a file or an override needs it (a hook with neither
+    does not pay for it)."""
+    import tomllib
+
+    return tomllib
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,7 +78,12 @@ def load_config(
         below = next((k for k in origins if k.startswith(key + ".")), None)
         return origins[below] if below else "default"
 
-    config = validate_config(raw, source_of)
+    if raw:
+        from kioku.config.validate import validate_config
+
+        config = validate_config(raw, source_of)
+    else:
+        config = Config()  # nothing set: the defaults, valid by construction (and tested so)
     sources = {key: origins.get(key, "default") for key in _leaf_keys(config_to_dict(config))}
     return LoadedConfig(config, file_path, MappingProxyType(sources))
 
@@ -110,8 +121,8 @@ def _read_file(home: Path, path: Path | None) -> tuple[Path | None, dict[str, An
 
 def _parse_toml(text: str, path: Path) -> dict[str, Any]:
     try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        return _toml().loads(text)  # type: ignore[no-any-return]
+    except _toml().TOMLDecodeError as exc:
         message = str(exc)
         found = _TOML_POSITION.search(message)
         if found:
@@ -180,9 +191,11 @@ def _parse_env_value(text: str, dotted: str) -> object:
     if "\n" in text or "\r" in text:
         return text
     try:
-        value = tomllib.loads(f"v = {text}")["v"]
-    except tomllib.TOMLDecodeError:
+        value = _toml().loads(f"v = {text}")["v"]
+    except _toml().TOMLDecodeError:
         return text
+    from kioku.config.validate import is_string_key
+
     if is_string_key(dotted) and not isinstance(value, str):
         return text  # a model named 3 or true is still a name
     return value

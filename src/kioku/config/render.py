@@ -41,6 +41,7 @@ _SECTION_COMMENTS: dict[str, str] = {
     "llm": "The model that analyses, summarises and compresses memories.",
     "store": "Where memories are kept (a kioku addition to the spec).",
     "scope": "The owner of memories when a caller names none (a kioku addition).",
+    "context": "Working memory: a conversation kept within its token budget (a kioku addition).",
 }
 
 _COMMENTS: dict[str, str] = {
@@ -119,6 +120,18 @@ _COMMENTS: dict[str, str] = {
     "llm.output_price_per_mtok": "USD per million output tokens, for `kioku stats --cost`.",
     "store.backend": 'Storage backend; only "sqlite" for now.',
     "store.busy_timeout_ms": "How long to wait for a locked database (0-600000 ms).",
+    "context.preset": 'Pruning preset: "balanced", "conservative" or "aggressive" (spec 002).',
+    "context.max_tokens": "Token budget of the window (0 = the preset's: 8000/6000/12000).",
+    "context.tokenizer": 'Token counter: "estimate", "tiktoken:ENCODING" or "hf:PATH.json".',
+    "context.summaries": "Summarise runs of removed messages (else only a notice).",
+    "context.min_gap_for_summary": "Removed messages in a row that get a summary (1-1000).",
+    "context.keep_last": "Newest messages never removed (0-100).",
+    "context.important_keywords": "Words that make a message important ([] = built-in list).",
+    "context.importance_markers": 'Markers of important lines, like "[TASK" ([] = built-in).',
+    "context.thread_similarity": "A turn less similar than this ends the thread (0-1; 0 = off).",
+    "context.thread_idle_minutes": "Minutes of silence that end a thread (0 = off).",
+    "context.max_turns": "Turns a thread keeps before the oldest leaves (1-1000).",
+    "context.topic_phrases": 'Phrases that start a new topic, like "by the way" ([] = built-in).',
     "scope.user_id": "User that owns memories by default.",
     "scope.agent_id": "Agent that owns memories by default.",
 }
@@ -136,6 +149,8 @@ def config_to_dict(config: Config) -> dict[str, Any]:
             value = getattr(section, key.name)
             if key.name == "decay_by_category":
                 value = {n: _range(r) for n, r in value.items()}
+            elif isinstance(value, tuple):
+                value = list(value)
             table[key.name] = value
         out[f.name] = table
     return out
@@ -154,6 +169,8 @@ def _toml_value(value: object) -> str:
         return _toml_string(value)
     if isinstance(value, dict):
         return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
     raise TypeError(f"cannot render {value!r} as TOML")
 
 

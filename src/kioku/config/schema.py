@@ -180,6 +180,30 @@ class LlmConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class ContextConfig:
+    """Working memory (a kioku addition): spec 002's pruning to a token budget and spec 003's
+    conversation threads. Empty lists and 0 mean the built-in defaults."""
+
+    preset: Literal["balanced", "conservative", "aggressive"] = "balanced"
+    #: Token budget of the window; 0 = the preset's (8,000 / 6,000 / 12,000).
+    max_tokens: int = 0
+    #: "estimate", "tiktoken:<encoding>" or "hf:<path to tokenizer.json>".
+    tokenizer: str = "estimate"
+    summaries: bool = True
+    min_gap_for_summary: int = 5
+    keep_last: int = 2
+    #: Words that make a message important (spec 002 §4.5); empty = the built-in list.
+    important_keywords: tuple[str, ...] = ()
+    #: Markers of important system or task lines ("[SYSTEM:", "[TASK", ...); empty = built-in.
+    importance_markers: tuple[str, ...] = ()
+    thread_similarity: float = 0.75
+    thread_idle_minutes: float = 10.0
+    max_turns: int = 12
+    #: Phrases that open a new topic (spec 003 3.2); empty = the built-in list.
+    topic_phrases: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class StoreConfig:
     """Where memories live. ``sqlite`` keeps them in ``$KIOKU_HOME/memories.db``."""
 
@@ -209,6 +233,7 @@ class Config:
     protection: ProtectionConfig = field(default_factory=ProtectionConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     llm: LlmConfig = field(default_factory=LlmConfig)
+    context: ContextConfig = field(default_factory=ContextConfig)
     store: StoreConfig = field(default_factory=StoreConfig)
     scope: ScopeConfig = field(default_factory=ScopeConfig)
 

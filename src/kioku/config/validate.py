@@ -112,7 +112,16 @@ _BOUNDS: Mapping[str, _Bound] = {
     "llm.output_price_per_mtok": _NON_NEGATIVE,
     "embedding.price_per_mtok": _NON_NEGATIVE,
     "store.busy_timeout_ms": _Bound(0, 600_000),
+    "context.max_tokens": _Bound(0, 10_000_000),
+    "context.min_gap_for_summary": _Bound(1, 1000),
+    "context.keep_last": _Bound(0, 100),
+    "context.thread_similarity": _UNIT,
+    "context.thread_idle_minutes": _Bound(0, 10_080),
+    "context.max_turns": _Bound(1, 1000),
 }
+#: Lists of phrases: each a non-empty string of at most this many characters.
+_MAX_PHRASE = 200
+_MAX_PHRASES = 1000
 
 #: String keys that must not be empty (nor only whitespace).
 _NON_EMPTY = frozenset(
@@ -169,6 +178,10 @@ def _bound(key: str) -> _Bound | None:
 def _describe(kind: Any, key: str) -> str:
     if kind is bool:
         return "true or false"
+    if kind == tuple[str, ...]:
+        return (
+            f"a list of up to {_MAX_PHRASES} non-empty strings (at most {_MAX_PHRASE} characters)"
+        )
     if isinstance(kind, tuple):
         return "one of " + ", ".join(repr(c) for c in kind) + " (any case)"
     if kind is str:
@@ -224,6 +237,13 @@ class _Validator:
             if not isinstance(value, bool):
                 self.fail(key, value, allowed)
             return value
+        if kind == tuple[str, ...]:
+            if not isinstance(value, list | tuple) or len(value) > _MAX_PHRASES:
+                self.fail(key, value, allowed)
+            for item in value:
+                if not isinstance(item, str) or not item.strip() or len(item) > _MAX_PHRASE:
+                    self.fail(key, value, allowed, f"{item!r} is not a usable phrase")
+            return tuple(value)
         if isinstance(kind, tuple):
             if isinstance(value, str):
                 for choice in kind:
@@ -393,7 +413,8 @@ class _Validator:
                     ranges = {n: CategoryRange(b["min"], b["max"]) for n, b in cats.items()}
                     values[f.name] = MappingProxyType(ranges)
                 else:
-                    values[f.name] = flat[f"{section}.{f.name}"]
+                    value = flat[f"{section}.{f.name}"]
+                    values[f.name] = tuple(value) if isinstance(value, list) else value
             kwargs[section] = cls(**values)
         return Config(**kwargs)
 

@@ -13,16 +13,18 @@ from dataclasses import dataclass, field, fields
 from datetime import datetime
 from enum import StrEnum
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
 
-from kioku.core.lifecycle.links import Link
-from kioku.core.lifecycle.log import LogEntry
-from kioku.core.lifecycle.plan import Snapshot
 from kioku.core.model import Embedding, Memory, Relation, Valence
 from kioku.ports.usage import Usage, UsageTotal
+
+if TYPE_CHECKING:  # the batch's types: a recall (a hook's fresh process) never loads them
+    from kioku.core.lifecycle.links import Link
+    from kioku.core.lifecycle.log import LogEntry
+    from kioku.core.lifecycle.plan import Snapshot
 
 __all__ = [
     "UNSET",

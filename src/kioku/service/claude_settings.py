@@ -4,9 +4,13 @@ The file's format::
 
     {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "..."}]}]}}
 
-Our entries are the hook commands that contain ``-m kioku hook``; everything else (other
-hooks, other settings, key order) is kept as it is. Writes are atomic and keep the previous
-file as ``settings.json.bak``.
+Our entries are the hook commands that run kioku's entry point with ``hook``: the form we
+write, ``PYTHON -P -c 'from kioku.interfaces.cli.entry import main; main()' hook EVENT``, and
+the ``PYTHON -m kioku hook EVENT`` of earlier versions; everything else (other hooks, other
+settings, key order) is kept as it is. The ``-c`` form spares every prompt the ``runpy``
+machinery of ``-m`` (about 5 ms), and ``-P`` keeps the project directory Claude Code runs the
+hook in off the import path, so a file there cannot shadow a module the hook imports. Writes
+are atomic and keep the previous file as ``settings.json.bak``.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from kioku.errors import KiokuError
 from kioku.service.hooks import EVENTS
 
 __all__ = [
+    "ENTRY",
     "MARKER",
     "SCOPES",
     "SettingsChange",
@@ -41,7 +46,9 @@ __all__ = [
     "write_settings",
 ]
 
-#: A hook command is ours when it contains this (or ``-m kioku``, options, then ``hook``).
+#: The code our hook commands run (``python -P -c ENTRY ... hook EVENT``).
+ENTRY: Final = "from kioku.interfaces.cli.entry import main; main()"
+#: A hook command is ours when it contains this or ENTRY (or ``-m kioku``, options, ``hook``).
 MARKER: Final = "-m kioku hook"
 SCOPES: Final = ("user", "project")
 
@@ -76,7 +83,7 @@ def hook_command(
     agent_id: str | None = None,
 ) -> str:
     """The shell command for ``kioku hook EVENT`` with this interpreter (absolute path)."""
-    args = [python or os.path.abspath(sys.executable), "-m", "kioku"]
+    args = [python or os.path.abspath(sys.executable), "-P", "-c", ENTRY]
     if home is not None:
         args += ["--home", str(Path(home).expanduser().absolute())]
     if config_path is not None:
@@ -89,7 +96,8 @@ def hook_command(
 
 
 def is_ours(hook: object) -> bool:
-    """A hook entry that runs ``python -m kioku [GLOBAL OPTIONS] hook ...``."""
+    """A hook entry that runs kioku's entry point (``-c ENTRY`` or ``-m kioku``), global
+    options, then ``hook ...``."""
     if not isinstance(hook, dict) or not isinstance(hook.get("command"), str):
         return False
     command: str = hook["command"]
@@ -100,7 +108,7 @@ def is_ours(hook: object) -> bool:
     except ValueError:
         words = command.split()
     return any(
-        words[i : i + 2] == ["-m", "kioku"] and "hook" in words[i + 2 :]
+        words[i : i + 2] in (["-m", "kioku"], ["-c", ENTRY]) and "hook" in words[i + 2 :]
         for i in range(len(words) - 1)
     )
 

@@ -11,6 +11,13 @@ Protocol: one JSON object per line each way. Requests: ``{"op": "ping"}``,
 ``{"ok": true, "block": "<memories>…"}``, ``{"op": "stop"}``. Any error is an ``{"ok": false,
 "error": ...}`` answer; the client then answers in its own process instead.
 
+The UserPromptSubmit hook speaks a leaner form so that its process need not import ``json``
+(:mod:`kioku.interfaces.cli.hook_client`): the line ``HOOK user-prompt-submit``, then Claude
+Code's payload exactly as the hook read it, then end of input. The answer is ``OK`` and a line
+break followed by the text to print (nothing for an excluded prompt or no relevant memory), or
+``FALLBACK`` (the payload is not the hook's JSON: the hook answers in process and logs why), or
+``ERROR``.
+
 This module's client half imports only the standard library, so a hook can try the daemon
 before importing anything heavy.
 """
@@ -19,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import socket
 import subprocess
@@ -43,6 +51,13 @@ SOCKET_NAME: Final = "daemon.sock"
 PID_NAME: Final = "daemon.pid"
 DEFAULT_IDLE_SECONDS: Final = 1800.0
 _MAX_REQUEST: Final = 1 << 20
+#: The first line of a raw hook request, and the most payload it may carry.
+HOOK_REQUEST: Final = b"HOOK user-prompt-submit"
+_MAX_HOOK_PAYLOAD: Final = 16 << 20
+#: Claude Code keeps at most this many characters of a hook's output.
+_MAX_OUTPUT_CHARS: Final = 10_000
+#: Seconds between two overdue-batch checks of the daemon.
+_BATCH_CHECK_SECONDS: Final = 60.0
 
 
 def socket_path(home: Path) -> Path:
@@ -89,6 +104,18 @@ def _read_line(conn: socket.socket) -> bytes:
     return b"".join(chunks).split(b"\n", 1)[0]
 
 
+def _read_first_line(conn: socket.socket) -> tuple[bytes, bytes]:
+    """The first line of a request (without its line break) and what followed it so far."""
+    data = b""
+    while b"\n" not in data and len(data) <= _MAX_REQUEST:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    line, _, rest = data.partition(b"\n")
+    return line, rest
+
+
 def status(home: Path) -> dict[str, Any]:
     """Whether a daemon answers for ``home``, and its pid."""
     answer = ask(home, {"op": "ping"}, timeout=1.0)
@@ -128,6 +155,11 @@ def start_detached(
 # -- server -------------------------------------------------------------------------------
 
 
+#: What a recall leaves for after its answer: the service, the scope to restore, the result
+#: and the session.
+_Pending = tuple[Any, tuple[str, str], Any, str | None]
+
+
 class _Server:
     def __init__(self, home: Path, config_path: Path | None, idle_seconds: float) -> None:
         self.home = home
@@ -138,6 +170,7 @@ class _Server:
         self._lock = threading.Lock()
         self._kioku: Any = None
         self._config_stamp: tuple[float, int] | None = None
+        self._batch_checked = -math.inf
 
     def _config_file(self) -> Path:
         return self.config_path or self.home / "config.toml"
@@ -161,59 +194,129 @@ class _Server:
             self._config_stamp = stamp
         return self._kioku
 
-    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
+    def handle(self, request: dict[str, Any]) -> tuple[dict[str, Any], _Pending | None]:
+        """The answer to one request, and for a recall the work to do once it is sent: pass
+        it to :meth:`after` (the lock stays held until then)."""
         op = request.get("op")
         if op == "ping":
-            return {"ok": True, "pid": os.getpid()}
+            return {"ok": True, "pid": os.getpid()}, None
         if op == "stop":
             self.stopping.set()
-            return {"ok": True}
+            return {"ok": True}, None
         if op != "recall":
-            return {"ok": False, "error": f"unknown op {op!r}"}
+            return {"ok": False, "error": f"unknown op {op!r}"}, None
         prompt = request.get("prompt")
         if not isinstance(prompt, str):
-            return {"ok": False, "error": "recall needs a prompt string"}
+            return {"ok": False, "error": "recall needs a prompt string"}, None
         session = request.get("session_id")
-        with self._lock:  # one recall at a time: the service is not shared across threads
-            kioku = self.kioku()
-            user, agent = request.get("user_id"), request.get("agent_id")
-            saved = (kioku.user_id, kioku.agent_id)
-            try:
-                if isinstance(user, str) and user:
-                    kioku.user_id = user
-                if isinstance(agent, str) and agent:
-                    kioku.agent_id = agent
-                from kioku.service.hooks import (
-                    HookOptions,
-                    start_overdue_batch,
-                    user_prompt_context,
-                )
+        session = session if isinstance(session, str) else None
+        user, agent = request.get("user_id"), request.get("agent_id")
+        from kioku.service.hooks import user_prompt_recall
 
-                block = user_prompt_context(
-                    kioku, prompt, session if isinstance(session, str) else None
-                )
+        self._lock.acquire()  # one request at a time: released by after()
+        kioku = self.kioku()
+        saved = (kioku.user_id, kioku.agent_id)
+        try:
+            if isinstance(user, str) and user:
+                kioku.user_id = user
+            if isinstance(agent, str) and agent:
+                kioku.agent_id = agent
+            block, result = user_prompt_recall(kioku, prompt, session, mark=False)
+        except BaseException:
+            kioku.user_id, kioku.agent_id = saved
+            self._lock.release()
+            raise
+        return {"ok": True, "block": block}, (kioku, saved, result, session)
+
+    def after(self, pending: _Pending | None) -> None:
+        """Once the answer is sent: write the recall's marks, check for an overdue batch (at
+        most once a minute), and let the next request in. Never raises."""
+        if pending is None:
+            return
+        kioku, saved, result, session = pending
+        try:
+            with contextlib.suppress(Exception):  # a mark that fails is not worth an error
+                if result is not None:
+                    kioku.leave_traces(result, session_id=session)
+            now = time.monotonic()
+            if now - self._batch_checked >= _BATCH_CHECK_SECONDS:
+                self._batch_checked = now
+                from kioku.service.hooks import HookOptions, start_overdue_batch
+
                 options = HookOptions(home=self.home, config_path=self.config_path)
                 with contextlib.suppress(Exception):  # the batch is a bonus, never an error
                     start_overdue_batch(kioku, options, "the recall daemon")
-            finally:
-                kioku.user_id, kioku.agent_id = saved
-        return {"ok": True, "block": block}
+        finally:
+            kioku.user_id, kioku.agent_id = saved
+            self._lock.release()
+
+    def hook_answer(self, payload: bytes) -> tuple[bytes, _Pending | None]:
+        """The raw protocol's answer to a UserPromptSubmit payload (and the work after it)."""
+        from kioku.service.hooks import should_skip
+
+        try:
+            request = json.loads(payload)
+        except ValueError:
+            return b"FALLBACK\n", None
+        prompt = request.get("prompt") if isinstance(request, dict) else None
+        if not isinstance(prompt, str):
+            return b"FALLBACK\n", None
+        if should_skip(prompt):
+            return b"OK\n", None  # the spec's exclusion: nothing to print
+        answer, pending = self.handle(
+            {"op": "recall", "prompt": prompt, "session_id": request.get("session_id")}
+        )
+        if not answer.get("ok"):
+            return b"ERROR\n", pending
+        block = answer.get("block") or ""
+        text = f"{block[:_MAX_OUTPUT_CHARS]}\n" if block else ""
+        return b"OK\n" + text.encode("utf-8"), pending
+
+    def _serve_hook(self, conn: socket.socket, head: bytes) -> None:
+        chunks, size = [head], len(head)
+        while size <= _MAX_HOOK_PAYLOAD:
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+        pending: _Pending | None = None
+        try:
+            if size > _MAX_HOOK_PAYLOAD:
+                answer = b"ERROR\n"
+            else:
+                answer, pending = self.hook_answer(b"".join(chunks))
+        except Exception:
+            answer = b"ERROR\n"
+        try:
+            with contextlib.suppress(OSError):
+                conn.sendall(answer)
+                conn.shutdown(socket.SHUT_WR)  # the client reads to the end: end it now
+        finally:
+            self.after(pending)
 
     def serve_one(self, conn: socket.socket) -> None:
         with conn:
             conn.settimeout(30.0)
             try:
-                raw = _read_line(conn)
+                raw, rest = _read_first_line(conn)
+                if raw == HOOK_REQUEST:
+                    self._serve_hook(conn, rest)
+                    self.last_request = time.monotonic()
+                    return
                 request = json.loads(raw.decode("utf-8"))
-                answer = (
-                    self.handle(request)
-                    if isinstance(request, dict)
-                    else {"ok": False, "error": "a request is a JSON object"}
-                )
+                if isinstance(request, dict):
+                    answer, pending = self.handle(request)
+                else:
+                    answer, pending = {"ok": False, "error": "a request is a JSON object"}, None
             except Exception as exc:
-                answer = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}
-            with contextlib.suppress(OSError):
-                conn.sendall(json.dumps(answer, ensure_ascii=False).encode("utf-8") + b"\n")
+                answer, pending = {"ok": False, "error": f"{type(exc).__name__}: {exc}"}, None
+            try:
+                with contextlib.suppress(OSError):
+                    data = json.dumps(answer, ensure_ascii=False).encode("utf-8") + b"\n"
+                    conn.sendall(data)
+            finally:
+                self.after(pending)
             self.last_request = time.monotonic()
 
     def close(self) -> None:

@@ -23,7 +23,6 @@ from __future__ import annotations
 import json
 import os
 import queue
-import subprocess
 import sys
 import threading
 import time
@@ -37,6 +36,7 @@ from typing import TYPE_CHECKING, Any, Final, TextIO
 if TYPE_CHECKING:
     from kioku.core.model import Memory
     from kioku.service.kioku import Kioku
+    from kioku.service.recall import RecallResult
 
 __all__ = [
     "CAPTURE_EVENTS",
@@ -233,17 +233,25 @@ def should_skip(prompt: str | None) -> bool:
 def user_prompt_context(kioku: Kioku, prompt: str | None, session_id: str | None) -> str:
     """The ``<memories>`` block for ``prompt`` (marks the recalls), or "" when nothing is
     relevant or the prompt is excluded. Never longer than the budget or 10,000 characters."""
+    return user_prompt_recall(kioku, prompt, session_id)[0]
+
+
+def user_prompt_recall(
+    kioku: Kioku, prompt: str | None, session_id: str | None, *, mark: bool = True
+) -> tuple[str, RecallResult | None]:
+    """:func:`user_prompt_context` and the recall behind it (None for an excluded prompt).
+    With ``mark=False`` nothing is written; :meth:`Kioku.leave_traces` does it later."""
     if should_skip(prompt):
-        return ""
+        return "", None
     assert prompt is not None
-    result = kioku.recall(prompt, session_id=session_id)
+    result = kioku.recall(prompt, session_id=session_id, mark=mark)
     block = result.block
     budget = _budget(kioku)
     if len(block) > budget:
         from kioku.service.recall import memories_block
 
         block = memories_block(result.items, budget)
-    return block
+    return block, result
 
 
 def _strongest(kioku: Kioku, count: int) -> list[Memory]:
@@ -353,6 +361,8 @@ def drain_command(options: HookOptions) -> list[str]:
 
 def start_drain(options: HookOptions) -> int:
     """Start the drain worker in its own session and return at once with its pid."""
+    import subprocess
+
     extra: dict[str, Any] = {}
     if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
         extra["creationflags"] = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
@@ -569,10 +579,10 @@ def _dispatch(event: str, options: HookOptions, payload: Mapping[str, Any]) -> s
         warm = _ask_daemon(options, prompt, _text(payload, "session_id"))
         if warm is not None:
             return warm
+        # No overdue-batch check here: SessionStart and the daemon make it, and on every
+        # prompt answered in process it would cost the import of the batch machinery.
         with options.open() as kioku:
-            text = user_prompt_context(kioku, prompt, _text(payload, "session_id"))
-            _quietly(start_overdue_batch, kioku, options, "the UserPromptSubmit hook")
-        return text
+            return user_prompt_context(kioku, prompt, _text(payload, "session_id"))
     if event == "session-start":
         if not options.store_exists():
             return ""

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import builtins
 import os
-import secrets
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -15,12 +14,7 @@ from typing import TYPE_CHECKING, Self, overload
 from kioku.adapters.clock import SystemClock
 from kioku.config import LoadedConfig, load_config
 from kioku.config.schema import Config
-from kioku.core.cost import CostReport, Prices, cost_report
-from kioku.core.explain import RetentionExplanation, explain_retention
-from kioku.core.ids import make_memory_id
-from kioku.core.lifecycle.log import Event, LogEntry
 from kioku.core.model import Embedding, Level, Memory
-from kioku.core.validate import validate_memory
 from kioku.errors import (
     DuplicateIdError,
     KiokuError,
@@ -28,18 +22,21 @@ from kioku.errors import (
     ProtectedMemoryError,
     ProtectionLimitError,
 )
-from kioku.ports.analyzer import Analysis, Analyzer, Compressed, Turn
-from kioku.ports.clock import Clock
-from kioku.ports.embedder import Embedder
-from kioku.ports.store import IntegrityReport, MemoryFilter, MemoryPatch, Order, Store, StoreStats
-from kioku.ports.usage import Usage
-from kioku.service.drafts import MemoryDraft, build_memory
+from kioku.ports.store import MemoryFilter, MemoryPatch, Order, Store
 from kioku.service.home import DB_FILENAME, resolve_home, store_factory
-from kioku.service.protection import require_protection_room
-from kioku.service.recall import RecallResult, SessionMood, run_recall, session_key
-from kioku.service.turns import draft_from_analysis
+from kioku.service.recall import RecallResult, run_recall
 
+# Only what opening and recall need is imported up front: Claude Code's hook opens a Kioku
+# in a fresh process on every prompt. The rest is imported by the methods that use it.
 if TYPE_CHECKING:
+    from kioku.core.cost import CostReport
+    from kioku.core.explain import RetentionExplanation
+    from kioku.core.lifecycle.log import LogEntry
+    from kioku.ports.analyzer import Analysis, Analyzer, Compressed
+    from kioku.ports.clock import Clock
+    from kioku.ports.embedder import Embedder
+    from kioku.ports.store import IntegrityReport, StoreStats
+    from kioku.ports.usage import Usage
     from kioku.service.batch import BatchReport
 
 __all__ = ["DB_FILENAME", "Kioku", "Stats", "resolve_home"]
@@ -290,6 +287,10 @@ class Kioku:
             return self._insert(trigger, generated_id=not trigger.id)
         if content is None or intensity is None or category is None:
             raise TypeError("remember(trigger, content, intensity=..., category=...) is required")
+        import secrets
+
+        from kioku.service.drafts import MemoryDraft, build_memory
+
         draft = MemoryDraft(
             trigger=trigger,
             content=content,
@@ -318,6 +319,8 @@ class Kioku:
 
     def analyze(self, user: str, assistant: str = "") -> Analysis:
         """What the analyzer understands of a turn, without storing anything."""
+        from kioku.ports.analyzer import Turn
+
         return self.analyzer.analyze(Turn(user=user, assistant=assistant))
 
     def compress(self, trigger: str, content: str, level: int) -> Compressed:
@@ -344,6 +347,13 @@ class Kioku:
         and a turn that asks to be remembered while the protected-memory cap is reached is
         stored unprotected, with a warning.
         """
+        import secrets
+
+        from kioku.ports.analyzer import Turn
+        from kioku.service.drafts import build_memory
+        from kioku.service.recall import SessionMood, session_key
+        from kioku.service.turns import draft_from_analysis
+
         # Provider fallbacks reach ``on_warning`` through the analyzer's own callback and are
         # listed in ``analysis.warnings``.
         analysis = self.analyzer.analyze(Turn(user=user, assistant=assistant, at=at))
@@ -372,6 +382,11 @@ class Kioku:
         return stored, analysis
 
     def _insert(self, memory: Memory, *, generated_id: bool) -> Memory:
+        import secrets
+
+        from kioku.core.ids import make_memory_id
+        from kioku.core.validate import validate_memory
+
         if generated_id and not memory.id:
             memory = replace(memory, id=make_memory_id(memory.created, secrets.token_hex(4)))
         memory = replace(memory, user_id=self.user_id, agent_id=self.agent_id)
@@ -442,6 +457,8 @@ class Kioku:
 
     def explain(self, memory: Memory | str) -> RetentionExplanation:
         """Why the memory has its score and level, and when it will fade if never recalled."""
+        from kioku.core.explain import explain_retention
+
         mem = self.get(memory) if isinstance(memory, str) else memory
         return explain_retention(mem, self.config, self.clock.now())
 
@@ -456,6 +473,8 @@ class Kioku:
 
     def cost(self, since: datetime | None = None) -> CostReport:
         """Token usage of paid providers and its cost at the configured prices."""
+        from kioku.core.cost import Prices, cost_report
+
         prices = Prices(
             llm_input=self.config.llm.input_price_per_mtok,
             llm_output=self.config.llm.output_price_per_mtok,
@@ -492,6 +511,15 @@ class Kioku:
             mark=mark,
         )
 
+    def leave_traces(
+        self, result: RecallResult, *, session_id: str | None = None, at: datetime | None = None
+    ) -> None:
+        """Mark a recall made with ``mark=False`` as if it had been made with ``mark=True``
+        (a server answers first and writes the marks after)."""
+        from kioku.service.recall import leave_traces
+
+        leave_traces(self.store, result, session_id, at or self.clock.now())
+
     def known_source_ids(self) -> set[str]:
         """Every provenance source id of this scope's memories (for idempotent imports)."""
         return {s for m in self.store.iter(self._scoped(archived=None)) for s in m.source_ids}
@@ -525,6 +553,8 @@ class Kioku:
     # -- protection and erasure --------------------------------------------------------------
 
     def _check_protection_room(self) -> None:
+        from kioku.service.protection import require_protection_room
+
         require_protection_room(
             self.store, self._scoped(), self.config.protection.max_protected_memories
         )
@@ -556,6 +586,8 @@ class Kioku:
 
         A protected memory is erased only with ``force=True``. Returns the erased memory.
         """
+        from kioku.core.lifecycle.log import Event, LogEntry
+
         with self.store.atomic():
             memory = self.get(memory_id)
             if memory.protected and not force:

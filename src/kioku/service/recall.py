@@ -383,6 +383,14 @@ def memories_block(items: Sequence[Recalled], budget_chars: int) -> str:
     )
 
 
+def leave_traces(store: Store, result: RecallResult, session_id: str | None, now: datetime) -> None:
+    """What ``mark=True`` does, for a recall made with ``mark=False``: its chosen memories
+    (not those that came along as related) are marked and archived ones asked back."""
+    chosen = [i for i in result.items if i.via is None]
+    if chosen:
+        _leave_traces(store, chosen, session_id, now)
+
+
 def _leave_traces(
     store: Store, chosen: Sequence[Recalled], session_id: str | None, now: datetime
 ) -> None:

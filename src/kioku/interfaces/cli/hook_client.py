@@ -1,50 +1,86 @@
-"""The first try of ``kioku hook user-prompt-submit``: ask the warm daemon, standard library only.
+"""The first try of ``kioku hook user-prompt-submit``: ask the warm daemon, with C modules only.
 
-Claude Code runs this hook before every prompt. When a daemon serves the home, the answer
-costs an interpreter start, this module and one socket round trip; nothing of kioku proper is
-imported. In every other case (no daemon, a ``--config`` file, ``KIOKU_NO_DAEMON=1``, an error)
-it returns the stdin it read, and the full hook (kioku.service.hooks) takes over with it.
+Claude Code runs this hook before every prompt, so every millisecond of it is paid on every
+prompt. When a daemon serves the home, the answer costs an interpreter start, this module and
+one socket round trip. The module imports only what is compiled into the interpreter or is a
+small C extension (``_socket``, ``select``): not ``json`` (~10 ms), not ``socket`` (~10 ms with
+its ``enum``), nothing of kioku proper. The payload is not parsed here: its bytes go to the
+daemon, which parses it and answers ``OK`` with the ``<memories>`` block (perhaps empty) or
+``FALLBACK`` (see :mod:`kioku.service.daemon`).
+
+In every other case (no daemon, a ``--config`` file, ``KIOKU_NO_DAEMON=1``, any error) it
+returns the stdin it read, and the full hook (:mod:`kioku.service.hooks`) takes over with it.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import select
-import socket
 import sys
 import time
 
-__all__ = ["try_daemon"]
+__all__ = ["payload_complete", "try_daemon"]
 
 _TOTAL = 5.0  # seconds to wait for the payload (as the full hook does)
-_AFTER_FIRST = 2.0
+_AFTER_FIRST = 2.0  # seconds to wait for the rest once the first bytes arrived
+_SETTLE = 0.05  # stdin quiet this long without EOF: check whether the JSON is whole
 _ANSWER_TIMEOUT = 20.0
+_REQUEST = b"HOOK user-prompt-submit\n"
+
+_OPEN, _CLOSE, _QUOTE, _BACKSLASH = 0x7B, 0x7D, 0x22, 0x5C
+
+
+def payload_complete(data: bytes) -> bool:
+    """Whether ``data`` holds one whole JSON object: its braces balance outside strings.
+
+    Only consulted when stdin stays open without EOF (Claude Code sometimes never closes it);
+    with a closed stdin the end of input is the end of the payload.
+    """
+    text = data.strip()
+    if not text.startswith(b"{"):
+        return False
+    depth = 0
+    in_string = escaped = False
+    for byte in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif byte == _BACKSLASH:
+                escaped = True
+            elif byte == _QUOTE:
+                in_string = False
+        elif byte == _QUOTE:
+            in_string = True
+        elif byte == _OPEN:
+            depth += 1
+        elif byte == _CLOSE:
+            depth -= 1
+            if depth == 0:
+                return True
+    return False
 
 
 def _read_stdin() -> bytes:
     """Stdin until EOF, a whole JSON object, or the deadlines (stdin may never be closed)."""
-    fd = sys.stdin.fileno()
+    fd = 0
     deadline = time.monotonic() + _TOTAL
     data = b""
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
             return data
-        ready, _, _ = select.select([fd], [], [], left)
+        wait = min(left, _SETTLE) if data else left
+        ready, _, _ = select.select([fd], [], [], wait)
         if not ready:
-            return data
+            if not data or payload_complete(data):
+                return data
+            continue
         chunk = os.read(fd, 65536)
         if not chunk:
             return data
         if not data:
             deadline = min(deadline, time.monotonic() + _AFTER_FIRST)
         data += chunk
-        try:
-            json.loads(data)
-        except ValueError:
-            continue
-        return data
 
 
 def _home(argv: list[str]) -> str | None:
@@ -67,6 +103,29 @@ def _home(argv: list[str]) -> str | None:
     return home
 
 
+def _ask(path: str, raw: bytes) -> bytes | None:
+    """The daemon's answer to the raw payload; None when it does not answer in full."""
+    import _socket
+
+    conn = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        conn.settimeout(_ANSWER_TIMEOUT)
+        conn.connect(path)
+        conn.sendall(_REQUEST + raw)
+        conn.shutdown(_socket.SHUT_WR)
+        chunks = []
+        while True:
+            chunk = conn.recv(65536)
+            if not chunk:
+                break
+            chunks.append(chunk)
+    except OSError:
+        return None
+    finally:
+        conn.close()
+    return b"".join(chunks)
+
+
 def try_daemon(argv: list[str]) -> tuple[bool, bytes | None]:
     """``(answered, stdin)``: True when the daemon's answer was printed; otherwise the stdin
     already read (None when nothing was read) for the full hook."""
@@ -79,36 +138,14 @@ def try_daemon(argv: list[str]) -> tuple[bool, bytes | None]:
     if not os.path.exists(path):
         return False, None
     raw = _read_stdin()
-    try:
-        payload = json.loads(raw)
-        prompt = payload.get("prompt") if isinstance(payload, dict) else None
-        if not isinstance(prompt, str):
-            return False, raw
-        if not prompt.strip() or prompt.strip().startswith("/"):
-            return True, raw  # the spec's exclusion: nothing to print
-        session = payload.get("session_id")
-        request = {
-            "op": "recall",
-            "prompt": prompt,
-            "session_id": session if isinstance(session, str) else None,
-        }
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.settimeout(_ANSWER_TIMEOUT)
-            conn.connect(path)
-            conn.sendall(json.dumps(request).encode("utf-8") + b"\n")
-            answer_raw = b""
-            while not answer_raw.endswith(b"\n"):
-                chunk = conn.recv(65536)
-                if not chunk:
-                    break
-                answer_raw += chunk
-        answer = json.loads(answer_raw)
-    except (OSError, ValueError, AttributeError):
+    answer = _ask(path, raw)
+    if answer is None:
         return False, raw
-    if not isinstance(answer, dict) or not answer.get("ok"):
-        return False, raw
-    block = answer.get("block")
-    if isinstance(block, str) and block:
-        sys.stdout.write(block[:10_000] + "\n")
-        sys.stdout.flush()
+    status, _, block = answer.partition(b"\n")
+    if status != b"OK":
+        return False, raw  # FALLBACK or ERROR: the full hook answers and logs
+    if block:
+        out = sys.stdout.buffer
+        out.write(block)
+        out.flush()
     return True, raw

@@ -76,8 +76,8 @@ def _report(change: SettingsChange, *, dry_run: bool, as_json: bool, verb: str) 
 def install_command(state: CliState, scope: str, dry_run: bool, as_json: bool) -> None:
     """Add kioku's hooks to Claude Code's settings.json (running it again changes nothing).
 
-    Each hook runs this Python with `-m kioku hook EVENT` (and --home when the home is not
-    ~/.kioku), so it works without `kioku` on PATH.
+    Each hook runs this Python with kioku's entry point and `hook EVENT` (and --home when
+    the home is not ~/.kioku), so it works without `kioku` on PATH.
     """
     home = _home_option(state)
     commands = {

@@ -13,6 +13,7 @@ from kioku.errors import KiokuError
 from kioku.interfaces.cli import (
     admin_cmds,
     batch_cmds,
+    context_cmds,
     daemon_cmds,
     hook_cmds,
     hooks_install_cmds,
@@ -87,6 +88,7 @@ for _command in [
     *turn_cmds.COMMANDS,
     *recall_cmds.COMMANDS,
     *ingest_cmds.COMMANDS,
+    *context_cmds.COMMANDS,
     *batch_cmds.COMMANDS,
     *daemon_cmds.COMMANDS,
     *simulate_cmds.COMMANDS,

@@ -11,15 +11,19 @@ import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import numpy.typing as npt
 
-from kioku.core.lifecycle.links import Link
-from kioku.core.lifecycle.log import Event, LogEntry
-from kioku.core.lifecycle.plan import ArchivedPopulation, Population, Snapshot
 from kioku.core.timefmt import format_ts, parse_ts
+
+# The store imports this module when it opens: the batch's types are imported where they are
+# built, so a recall (a hook's fresh process) never loads them.
+if TYPE_CHECKING:
+    from kioku.core.lifecycle.links import Link
+    from kioku.core.lifecycle.log import LogEntry
+    from kioku.core.lifecycle.plan import ArchivedPopulation, Population, Snapshot
 
 __all__ = [
     "CREATE_LOG",
@@ -60,6 +64,8 @@ _LITTLE_F32: Final = np.dtype("<f4")
 
 def read_snapshot(conn: sqlite3.Connection, until: datetime) -> Snapshot:
     """Every active memory made at or before ``until``, every archived memory, every link."""
+    from kioku.core.lifecycle.plan import Snapshot
+
     cursor = conn.cursor()
     cursor.row_factory = None  # plain tuples: several times faster at 10^6 rows
     scopes: dict[tuple[str, str], int] = {}
@@ -100,6 +106,8 @@ def _ids(column: Iterable[object]) -> npt.NDArray[np.object_]:
 
 
 def _population(rows: list[tuple[object, ...]], scopes: dict[tuple[str, str], int]) -> Population:
+    from kioku.core.lifecycle.plan import Population
+
     if not rows:
         return Population.empty()
     codes = _codes(rows, scopes)
@@ -122,6 +130,8 @@ def _population(rows: list[tuple[object, ...]], scopes: dict[tuple[str, str], in
 def _archived(
     rows: list[tuple[object, ...]], scopes: dict[tuple[str, str], int]
 ) -> ArchivedPopulation:
+    from kioku.core.lifecycle.plan import ArchivedPopulation
+
     if not rows:
         return ArchivedPopulation.empty()
     codes = _codes(rows, scopes)
@@ -247,6 +257,8 @@ def read_log(
     limit: int | None,
 ) -> list[LogEntry]:
     """Log rows, oldest first, filtered by fixed columns only (values are parameters)."""
+    from kioku.core.lifecycle.log import Event, LogEntry
+
     clauses: list[str] = []
     params: list[object] = []
     if memory_id is not None:

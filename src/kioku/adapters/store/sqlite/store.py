@@ -3,8 +3,13 @@
 One connection per store, in autocommit mode, shared by threads under a re-entrant lock.
 Writes run in ``BEGIN IMMEDIATE`` transactions (nested levels become savepoints), so a
 failing statement rolls the whole operation back and other processes wait their turn. The
-lexical index (:mod:`.search`) and the vector-cache counter (:mod:`.vectors`) change in the
-same transaction as the memories they describe.
+lexical index (:mod:`.search`) and the vector-cache version (:mod:`.vectors`) change in the
+same transaction as the memories they describe. The vectors of a model are cached in process
+and, for the next process, in a file beside the database (:mod:`.vector_file`): written after
+a search built them from the rows outside any transaction, removed when a memory is erased.
+
+The modules for writes and upkeep (:mod:`.writes`, :mod:`.maintenance`) are imported when
+first used: a Claude Code hook opens the store in a fresh process only to read.
 """
 
 from __future__ import annotations
@@ -19,19 +24,18 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import TracebackType
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 import numpy.typing as npt
 
 from kioku.adapters.store.sqlite import (
     lifecycle,
-    maintenance,
     migrations,
     rows,
     search,
+    vector_file,
     vectors,
-    writes,
 )
 from kioku.adapters.store.sqlite import usage as usage_rows
 from kioku.adapters.store.sqlite.connection import connect, translating
@@ -43,9 +47,6 @@ from kioku.adapters.store.sqlite.queries import (
     placeholders,
     where_clause,
 )
-from kioku.core.lifecycle.links import Link
-from kioku.core.lifecycle.log import LogEntry
-from kioku.core.lifecycle.plan import Snapshot
 from kioku.core.model import Memory, Valence
 from kioku.errors import StoreError, ValidationError
 from kioku.ports.store import (
@@ -56,6 +57,11 @@ from kioku.ports.store import (
     StoreStats,
 )
 from kioku.ports.usage import Usage, UsageTotal
+
+if TYPE_CHECKING:
+    from kioku.core.lifecycle.links import Link
+    from kioku.core.lifecycle.log import LogEntry
+    from kioku.core.lifecycle.plan import Snapshot
 
 __all__ = ["DEFAULT_BUSY_TIMEOUT_MS", "SqliteStore", "open_sqlite_store"]
 
@@ -71,6 +77,7 @@ class SqliteStore:
         self._depth = 0
         # model -> the vectors of that model (None: it has none) as of a vectors_version.
         self._vectors: dict[str, tuple[int, vectors.ModelVectors | None]] = {}
+        self._vector_files = vector_file.VectorFiles(self._path)
         conn = connect(self._path, busy_timeout_ms)
         try:
             with translating(self._path):
@@ -198,18 +205,29 @@ class SqliteStore:
     def add_many(self, memories: Sequence[Memory]) -> None:
         if not memories:
             return
+        from kioku.adapters.store.sqlite import writes
+
         inserts = writes.prepare_inserts(memories)
         with self._writing() as conn:
             inserts.run(conn)
 
     def update(self, memory_id: str, patch: MemoryPatch) -> bool:
+        from kioku.adapters.store.sqlite import writes
+
         prepared = writes.prepare_update(patch)
         with self._writing() as conn:
             return prepared.run(conn, memory_id)
 
     def delete(self, memory_id: str) -> bool:
+        from kioku.adapters.store.sqlite import writes
+
         with self._writing() as conn:
-            return writes.delete_memory(conn, memory_id)
+            deleted = writes.delete_memory(conn, memory_id)
+        if deleted:
+            # The version already rules the files out; removing them also takes the erased
+            # memory's vector off the disk now rather than at the next search.
+            self._vector_files.remove()
+        return deleted
 
     def mark_recalled(self, memory_ids: Sequence[str]) -> int:
         ids = list(dict.fromkeys(memory_ids))
@@ -365,17 +383,26 @@ class SqliteStore:
         self, model: str, query: Sequence[float], flt: MemoryFilter, limit: int
     ) -> builtins.list[tuple[str, float]]:
         check_page(limit, 0)
+        persist = False
         with self._reading() as conn:
             version = vectors.read_version(conn)
             cached = self._vectors.get(model)
             if cached is None or cached[0] != version:
-                cached = (version, vectors.load(conn, model, version))
+                cached = (version, vectors.load(conn, model, version, self._vector_files))
                 # Inside atomic() the snapshot may yet roll back: use it, never keep it.
                 if self._depth == 0 and version >= 0:
                     self._vectors[model] = cached
-        # The matrix is never changed once built: multiply outside the lock.
+                    persist = cached[1] is not None and cached[1].loaded_from == "sqlite"
+        # The matrix is never changed once built: write it and multiply outside the lock.
         if cached[1] is None:
             return []
+        if persist and self._vector_files.write(cached[1]) is not None:
+            with self._reading() as conn:
+                changed = vectors.read_version(conn) != cached[0]
+            if changed:
+                # A write came while the file was made (an erasure, perhaps, whose removal of
+                # the files ran before this one was renamed into place): take it away again.
+                self._vector_files.remove()
         return vectors.top_matches(cached[1], query, flt.user_id, flt.agent_id, flt.archived, limit)
 
     def embedding_models(self, flt: MemoryFilter) -> dict[str | None, int]:
@@ -447,11 +474,15 @@ class SqliteStore:
     # -- upkeep ------------------------------------------------------------------------
 
     def stats(self, user_id: str | None, agent_id: str | None) -> StoreStats:
+        from kioku.adapters.store.sqlite import maintenance
+
         where, params = where_clause(MemoryFilter(user_id=user_id, agent_id=agent_id))
         with self._reading() as conn:
             return maintenance.stats(conn, self._path, where, params)
 
     def check_integrity(self) -> IntegrityReport:
+        from kioku.adapters.store.sqlite import maintenance
+
         with self._lock:
             report = maintenance.integrity_report(self._connection(), self._path)
             try:
@@ -468,6 +499,8 @@ class SqliteStore:
         )
 
     def backup(self, target: Path) -> None:
+        from kioku.adapters.store.sqlite import maintenance
+
         with self._lock:
             if self._depth > 0:
                 raise StoreError(

@@ -5,10 +5,18 @@ and transposed into one ``(dim, n)`` matrix, with parallel arrays of ids, scope 
 archived mask. A search screens every row and decides the best exactly
 (:mod:`.vector_scan`); the masks of the filters in use are cached with the matrix.
 
-The cache is invalidated by a counter, ``vectors_version`` in the ``state`` table, which every
+The cache is invalidated by a version, ``vectors_version`` in the ``state`` table, which every
 write that changes what vector search can see (an insert or delete of a memory with a vector,
-an update of ``embedding`` or ``archived_at``) increments in its own transaction. Reading the
-counter is one small query per search, and it also reveals other processes' writes.
+an update of ``embedding`` or ``archived_at``) sets to a fresh random 62-bit number in its own
+transaction. Reading it is one small query per search, and it also reveals other processes'
+writes. Versions are only ever compared for equality: a random one, unlike a counter, does not
+come back after a rolled-back write or when a backup is restored, so a cache (in process or
+in the file of :mod:`.vector_file`) built at one version is never taken for another state.
+
+:func:`load` reads the version's rows in the caller's snapshot, so the cache it returns is
+exactly the state that version names, whatever other processes write meanwhile. It first
+asks the persisted file, when the caller passes one, and builds from the blobs otherwise;
+:attr:`ModelVectors.loaded_from` says which.
 """
 
 from __future__ import annotations
@@ -20,13 +28,16 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import TYPE_CHECKING, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
 
 from kioku.adapters.store.sqlite.vector_scan import top_rows
 from kioku.errors import StoreError, ValidationError
+
+if TYPE_CHECKING:
+    from kioku.adapters.store.sqlite.vector_file import VectorFiles
 
 __all__ = [
     "VECTORS_VERSION",
@@ -41,8 +52,10 @@ __all__ = [
 
 _log = logging.getLogger(__name__)
 
-#: The ``state`` key of the counter that invalidates vector caches.
+#: The ``state`` key of the version that invalidates vector caches.
 VECTORS_VERSION: Final = "vectors_version"
+#: Versions are drawn from 1 .. 2**62 - 1 (0 means "never written", -1 "unreadable").
+_VERSION_BITS: Final = 62
 _LITTLE_F32: Final = np.dtype("<f4")
 #: Rows converted and transposed at a time while loading (bounds the extra memory).
 _LOAD_CHUNK: Final = 1024
@@ -55,19 +68,24 @@ FilterKey = tuple[str | None, str | None, bool | None]
 
 
 def read_version(conn: sqlite3.Connection) -> int:
+    """The current version: compare it for equality only (0: never written; -1: unreadable,
+    which matches no cache)."""
     row = conn.execute("SELECT value FROM state WHERE key = ?", (VECTORS_VERSION,)).fetchone()
     try:
-        return 0 if row is None else int(row[0])
-    except ValueError:
+        version = 0 if row is None else int(row[0])
+    except (TypeError, ValueError):
         return -1  # never a cached version: always reload
+    return version if version >= 0 else -1
 
 
 def bump_version(conn: sqlite3.Connection) -> None:
-    """Increment the counter; call inside the transaction of the write it announces."""
+    """Set a fresh random version; call inside the transaction of the write it announces."""
+    import secrets  # only writers need it (and it costs a hook a few milliseconds)
+
     conn.execute(
-        "INSERT INTO state (key, value) VALUES (?, '1') ON CONFLICT (key) DO UPDATE SET "
-        "value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
-        (VECTORS_VERSION,),
+        "INSERT INTO state (key, value) VALUES (?, ?) "
+        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+        (VECTORS_VERSION, str(secrets.randbelow((1 << _VERSION_BITS) - 1) + 1)),
     )
 
 
@@ -87,6 +105,8 @@ class ModelVectors:
     _filters: dict[FilterKey, tuple[npt.NDArray[np.bool_] | None, int]] = field(
         default_factory=dict, repr=False
     )
+    #: Where it came from: built from the database's rows, or mapped from the cache file.
+    loaded_from: Literal["sqlite", "file"] = "sqlite"
 
     @property
     def size(self) -> int:
@@ -154,8 +174,16 @@ class ModelVectors:
         return mask
 
 
-def load(conn: sqlite3.Connection, model: str, version: int) -> ModelVectors | None:
-    """Read every vector of ``model``; None when the store holds none."""
+def load(
+    conn: sqlite3.Connection, model: str, version: int, files: VectorFiles | None = None
+) -> ModelVectors | None:
+    """Every vector of ``model`` as of ``version``, which the caller read in the snapshot
+    ``conn`` is in; None when the store holds none. From the cache file in ``files`` when it
+    holds exactly that version, else from the rows (the caller may then write the file)."""
+    if files is not None:
+        saved = files.read(model, version)
+        if saved is not None:
+            return saved
     started = time.perf_counter()
     cursor = conn.cursor()
     cursor.row_factory = None  # plain tuples: much faster than sqlite3.Row for 10^5 rows

@@ -1,0 +1,599 @@
+"""Working memory: a conversation kept within its token budget, with what leaves it remembered.
+
+Spec 002 keeps a long agent session inside the model's context window: every message is
+scored, the least important are removed once the window passes its threshold, and runs of
+removed messages become a summary or a notice (:mod:`kioku.core.context.prune`). Spec 003 §3
+keeps a short-term thread of recent turns that ends on a topic change, ten idle minutes, a drop
+in similarity or the turn cap (:mod:`kioku.core.context.threads`).
+
+kioku joins the two with one promise: **no turn is lost**. A turn (a user message and the
+replies and tool results after it) leaves the window when pruning removes any of its messages,
+when its thread ends, or when the thread's turn cap pushes it out; once the turn is complete it
+is written to long-term memory through the normal remember path (:meth:`Kioku.remember_turn`),
+so ``kioku recall`` finds it later. A turn still in progress is written when the next user
+message arrives or at :meth:`WorkingMemory.flush`. A write that fails is kept and retried; the
+turn stays pending until it is stored.
+
+The similarity rule compares a new user message with the thread's earlier user messages by the
+store's embedder. It applies only with a semantic embedding model: the offline embedder hashes
+words, so two turns on one topic score about 0.0-0.3 with it and every turn would end its
+thread. System messages are instructions, not conversation: they are kept in the window and
+never written to long-term memory.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import secrets
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final
+
+from kioku.core.context import (
+    ContextPolicy,
+    ImportanceConfig,
+    Message,
+    PruneStats,
+    Stage,
+    ThreadEnd,
+    ThreadPolicy,
+    TokenCounter,
+    assemble,
+    gap_text,
+    make_counter,
+    message_tokens,
+    plan_prune,
+    policy_preset,
+    stage_for,
+    thread_end,
+)
+from kioku.errors import ValidationError
+
+if TYPE_CHECKING:
+    from kioku.service.kioku import Kioku
+
+__all__ = ["WorkingMemory", "WorkingMemoryStats", "messages_from_json"]
+
+_log = logging.getLogger(__name__)
+
+#: Characters of one tool result kept in the long-term memory of its turn.
+TOOL_RESULT_CHARS: Final = 2000
+_SYSTEM: Final = "system"
+_USER: Final = "user"
+
+
+@dataclass(slots=True)
+class _Turn:
+    """A user message and what followed it until the next user message."""
+
+    number: int
+    thread: int
+    at: datetime
+    parts: list[tuple[str, str]] = field(default_factory=list)  # (role, content)
+    left: bool = False
+    stored: bool = False
+    memory_id: str | None = None
+
+    @property
+    def user(self) -> str:
+        return "\n\n".join(c for r, c in self.parts if r == _USER)
+
+    @property
+    def replies(self) -> str:
+        out = []
+        for role, content in self.parts:
+            if role == _USER:
+                continue
+            if role == "assistant":
+                out.append(content)
+            else:
+                text = content
+                if len(text) > TOOL_RESULT_CHARS:
+                    text = text[:TOOL_RESULT_CHARS] + f" …[{len(content) - TOOL_RESULT_CHARS} more]"
+                out.append(f"[{role}] {text}")
+        return "\n\n".join(out)
+
+
+@dataclass(slots=True)
+class _Entry:
+    message: Message
+    turn: _Turn | None  # None: a system message, a summary or a notice
+
+
+@dataclass(frozen=True, slots=True)
+class WorkingMemoryStats:
+    """Where the window stands."""
+
+    messages: int
+    tokens: int
+    max_tokens: int
+    usage: float
+    stage: Stage
+    turns_seen: int
+    turns_in_window: int
+    turns_stored: int
+    turns_pending: int
+    threads: int
+    prunes: int
+    last_thread_end: str | None
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "messages": self.messages,
+            "tokens": self.tokens,
+            "max_tokens": self.max_tokens,
+            "usage": round(self.usage, 4),
+            "stage": self.stage.value,
+            "turns_seen": self.turns_seen,
+            "turns_in_window": self.turns_in_window,
+            "turns_stored": self.turns_stored,
+            "turns_pending": self.turns_pending,
+            "threads": self.threads,
+            "prunes": self.prunes,
+            "last_thread_end": self.last_thread_end,
+        }
+
+
+class _CachedCounter:
+    """A token counter that remembers the count of each text it has seen in this window."""
+
+    def __init__(self, inner: TokenCounter) -> None:
+        self.inner = inner
+        self._cache: dict[str, int] = {}
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def count(self, text: str) -> int:
+        n = self._cache.get(text)
+        if n is None:
+            n = self._cache[text] = self.inner.count(text)
+        return n
+
+    def forget(self, keep: Iterable[str]) -> None:
+        kept = set(keep)
+        self._cache = {t: n for t, n in self._cache.items() if t in kept}
+
+
+def _setting(value: Any, configured: Any, default: Any) -> Any:
+    if value is not None:
+        return value
+    return configured if configured is not None else default
+
+
+class WorkingMemory:
+    """A conversation window within ``max_tokens``; turns that leave it go to ``kioku``.
+
+    ``preset`` is one of spec 002's ``balanced`` (8,000 tokens, prune above 80 % down to
+    70 %), ``conservative`` (6,000, 60 % → 50 %) or ``aggressive`` (12,000, 90 % → 80 %);
+    ``max_tokens`` overrides the preset's budget. Settings not given come from
+    ``kioku``'s ``[context]`` configuration, then from the built-in defaults.
+
+    Without ``kioku`` it only prunes (nothing is remembered) and gaps get notices unless a
+    ``summarizer`` is given. With ``kioku``, gaps are summarised by its analyzer (offline or
+    LLM); a summarizer that fails leaves a notice instead.
+    """
+
+    def __init__(
+        self,
+        max_tokens: int | None = None,
+        preset: str | None = None,
+        *,
+        kioku: Kioku | None = None,
+        session_id: str | None = None,
+        tokenizer: str | TokenCounter | None = None,
+        summaries: bool | None = None,
+        summarizer: Callable[[str], str | None] | None = None,
+        keep_last: int | None = None,
+        thread_similarity: float | None = None,
+        thread_idle_minutes: float | None = None,
+        max_turns: int | None = None,
+        auto_prune: bool = True,
+        remember: bool = True,
+        clock: Callable[[], datetime] | None = None,
+    ) -> None:
+        cfg = kioku.config.context if kioku is not None else None
+        preset_name = _setting(preset, cfg.preset if cfg else None, "balanced")
+        overrides: dict[str, Any] = {}
+        budget = _setting(max_tokens, (cfg.max_tokens or None) if cfg else None, None)
+        if budget is not None:
+            overrides["max_tokens"] = budget
+        overrides["summaries"] = bool(_setting(summaries, cfg.summaries if cfg else None, True))
+        overrides["keep_last"] = _setting(keep_last, cfg.keep_last if cfg else None, 2)
+        if cfg is not None:
+            overrides["min_gap_for_summary"] = cfg.min_gap_for_summary
+            importance: dict[str, Any] = {}
+            if cfg.important_keywords:
+                importance["keywords"] = tuple(cfg.important_keywords)
+            if cfg.importance_markers:
+                importance["markers"] = tuple(cfg.importance_markers)
+            if importance:
+                overrides["importance"] = ImportanceConfig(**importance)
+        self.policy: ContextPolicy = policy_preset(preset_name, **overrides)
+        spec = _setting(tokenizer, cfg.tokenizer if cfg else None, "estimate")
+        counter = make_counter(spec) if isinstance(spec, str) else spec
+        self._counter = _CachedCounter(counter)
+        self.kioku = kioku
+        #: Whether turns that leave are written to ``kioku`` (False: they are let go).
+        self.remember = remember and kioku is not None
+        self.session_id = session_id or f"wm-{secrets.token_hex(6)}"
+        self._summarizer = summarizer
+        self.auto_prune = auto_prune
+        self._clock = clock or (kioku.clock.now if kioku is not None else _local_now)
+
+        similarity = float(
+            _setting(thread_similarity, cfg.thread_similarity if cfg else None, 0.75)
+        )
+        idle = float(_setting(thread_idle_minutes, cfg.thread_idle_minutes if cfg else None, 10))
+        turns = int(_setting(max_turns, cfg.max_turns if cfg else None, 12))
+        if not 0 <= similarity <= 1 or idle < 0 or turns < 1:
+            raise ValidationError(
+                "thread settings",
+                (similarity, idle, turns),
+                "thread_similarity 0-1, thread_idle_minutes >= 0, max_turns >= 1",
+            )
+        thread_kwargs: dict[str, Any] = {
+            "similarity_threshold": similarity if similarity > 0 and self._semantic() else None,
+            "idle_seconds": idle * 60 if idle > 0 else math.inf,
+            "max_turns": turns,
+        }
+        if cfg is not None and cfg.topic_phrases:
+            thread_kwargs["topic_phrases"] = tuple(cfg.topic_phrases)
+        self.threads_policy = ThreadPolicy(**thread_kwargs)
+
+        self._window: list[_Entry] = []
+        self._turns: list[_Turn] = []  # every turn not yet stored, plus those in the window
+        self._turn_count = 0
+        self._thread = 1
+        self._thread_turns: list[_Turn] = []
+        self._thread_vector: Any = None
+        self._pending_vector: Any = None
+        self._last_at: datetime | None = None
+        self._stored = 0
+        self._prunes = 0
+        self._last_end: ThreadEnd | None = None
+        self.last_prune: PruneStats | None = None
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def messages(self) -> list[dict[str, str]]:
+        """The window as ``{"role", "content"}`` dicts, oldest first (what to send the model)."""
+        return [{"role": e.message.role, "content": e.message.content} for e in self._window]
+
+    @property
+    def tokens(self) -> int:
+        return sum(message_tokens(self._counter, e.message) for e in self._window)
+
+    def stats(self) -> WorkingMemoryStats:
+        tokens = self.tokens
+        usage = tokens / self.policy.max_tokens
+        window_turns = {id(e.turn) for e in self._window if e.turn is not None}
+        pending = sum(1 for t in self._turns if t.left and not t.stored)
+        return WorkingMemoryStats(
+            messages=len(self._window),
+            tokens=tokens,
+            max_tokens=self.policy.max_tokens,
+            usage=usage,
+            stage=stage_for(usage, self.policy),
+            turns_seen=self._turn_count,
+            turns_in_window=len(window_turns),
+            turns_stored=self._stored,
+            turns_pending=pending,
+            threads=self._thread,
+            prunes=self._prunes,
+            last_thread_end=self._last_end.value if self._last_end else None,
+        )
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def add(self, role: str, content: str, *, at: datetime | None = None) -> PruneStats | None:
+        """Append a message; end the thread or prune when the rules say so.
+
+        Returns the statistics of the pruning this message caused, or None.
+        """
+        if not isinstance(role, str) or not role.strip():
+            raise ValidationError("role", role, "a non-empty string such as 'user'")
+        if not isinstance(content, str):
+            raise ValidationError("content", content, "a string")
+        now = at or self._clock()
+        message = Message(role.strip(), content)
+        if message.role == _USER:
+            self._new_turn(message, now)
+            entry = _Entry(message, self._thread_turns[-1])
+        elif message.role == _SYSTEM:
+            entry = _Entry(message, None)
+        else:
+            turn = self._current_turn(now)
+            turn.parts.append((message.role, content))
+            entry = _Entry(message, turn)
+        self._window.append(entry)
+        self._last_at = now
+        self._store_ready()
+        if not self.auto_prune:
+            return None
+        _, stats = self.prune()
+        return stats if stats.pruned else None
+
+    def extend(self, messages: Iterable[Mapping[str, Any] | Message]) -> PruneStats | None:
+        """Add messages (``{"role", "content"}`` dicts or :class:`Message`) in order; the
+        statistics of the last pruning they caused, or None."""
+        last = None
+        for i, m in enumerate(messages):
+            if isinstance(m, Message):
+                stats = self.add(m.role, m.content)
+            else:
+                (parsed,) = messages_from_json([m]) if isinstance(m, Mapping) else (None,)
+                if parsed is None:
+                    raise ValidationError(f"messages[{i}]", m, 'an object {"role", "content"}')
+                stats = self.add(parsed.role, parsed.content)
+            last = stats or last
+        return last
+
+    def prune(self, *, force: bool = False) -> tuple[list[dict[str, str]], PruneStats]:
+        """Prune now if the window is past its threshold (or always with ``force``).
+
+        Returns the window (as :meth:`messages`) and the statistics; ``stats.pruned`` says
+        whether anything was removed.
+        """
+        messages = [e.message for e in self._window]
+        plan = plan_prune(messages, self.policy, self._counter, force=force)
+        if not plan.removes:
+            if plan.stage is Stage.WARN:
+                _log.debug("working memory at %.0f%% of its budget", plan.usage * 100)
+            _, stats = assemble(messages, plan, {}, self._counter, self.policy)
+            return self.messages(), stats
+        summaries: dict[int, str | None] = {}
+        for gap in plan.gaps:
+            if gap.summarize:
+                summaries[gap.start] = self._summarize(gap_text(messages, gap))
+        result, stats = assemble(messages, plan, summaries, self._counter, self.policy)
+        self._apply(result)
+        self._prunes += 1
+        self.last_prune = stats
+        self._counter.forget(e.message.content for e in self._window)
+        self._store_ready()
+        return self.messages(), stats
+
+    def flush(self) -> int:
+        """Write every turn not yet in long-term memory (the session ends); how many were.
+
+        The window is kept as it is. Raises the store's error if a turn cannot be written
+        (it stays pending and is tried again by the next call).
+        """
+        for turn in self._turns:
+            turn.left = True
+        return self._store_ready(complete_all=True, raise_errors=True)
+
+    def store_left(self) -> int:
+        """Write the turns that have left the window, the one in progress too; how many were.
+        Raises the store's error if one cannot be written (it stays pending)."""
+        return self._store_ready(complete_all=True, raise_errors=True)
+
+    def close(self) -> int:
+        """:meth:`flush`; the window is emptied."""
+        stored = self.flush()
+        self._window.clear()
+        self._turns = [t for t in self._turns if not t.stored]
+        return stored
+
+    # -- turns and threads -----------------------------------------------------------------
+
+    def _current_turn(self, now: datetime) -> _Turn:
+        if self._thread_turns:
+            return self._thread_turns[-1]
+        # replies before any user message (a greeting): a turn of their own
+        return self._start_turn(now)
+
+    def _start_turn(self, now: datetime) -> _Turn:
+        self._turn_count += 1
+        turn = _Turn(self._turn_count, self._thread, now)
+        self._turns.append(turn)
+        self._thread_turns.append(turn)
+        return turn
+
+    def _new_turn(self, message: Message, now: datetime) -> None:
+        if self._thread_turns:
+            similarity = self._similarity(message.content)
+            end = thread_end(
+                previous_at=self._last_at,
+                now=now,
+                similarity=similarity,
+                text=message.content,
+                turns=len(self._thread_turns),
+                policy=self.threads_policy,
+            )
+            if end is ThreadEnd.CAP:
+                # spec 003 §3.1: the oldest turns leave so the thread keeps max_turns
+                excess = len(self._thread_turns) - self.threads_policy.max_turns + 1
+                for turn in self._thread_turns[:excess]:
+                    self._leave(turn)
+                del self._thread_turns[:excess]
+                self._last_end = end
+            elif end is not None:
+                for turn in self._thread_turns:
+                    self._leave(turn)
+                self._thread_turns = []
+                self._thread += 1
+                self._thread_vector = None
+                self._last_end = end
+        turn = self._start_turn(now)
+        turn.parts.append((_USER, message.content))
+        self._note_vector(message.content)
+
+    def _leave(self, turn: _Turn) -> None:
+        turn.left = True
+        self._window = [e for e in self._window if e.turn is not turn]
+
+    def _semantic(self) -> bool:
+        if self.kioku is None:
+            return False
+        try:
+            model = self.kioku.embedder.model_id
+        except Exception:  # an embedder that cannot start: no similarity rule
+            return False
+        return not model.startswith("offline")
+
+    def _vector(self, text: str) -> Any:
+        if self.threads_policy.similarity_threshold is None or self.kioku is None:
+            return None
+        try:
+            return self.kioku.embedder.embed([text])[0]
+        except Exception as exc:  # the rule is skipped, the turn is not lost
+            _log.warning("thread similarity unavailable: %s", exc)
+            return None
+
+    def _similarity(self, text: str) -> float | None:
+        if self._thread_vector is None:
+            return None
+        vector = self._vector(text)
+        if vector is None:
+            return None
+        norm = float((self._thread_vector @ self._thread_vector) ** 0.5)
+        if norm == 0:
+            return None
+        self._pending_vector = vector
+        return float(vector @ self._thread_vector) / norm
+
+    def _note_vector(self, text: str) -> None:
+        vector, self._pending_vector = self._pending_vector, None
+        if vector is None:
+            vector = self._vector(text)
+        if vector is None:
+            return
+        self._thread_vector = (
+            vector if self._thread_vector is None else self._thread_vector + vector
+        )
+
+    # -- pruning -----------------------------------------------------------------------------
+
+    def _apply(self, result: Sequence[Message]) -> None:
+        """Make ``result`` the window: messages kept keep their turn; every turn with a
+        message missing from it has left; new messages (summaries, notices, shortened
+        messages) belong to no turn."""
+        by_id = {id(e.message): e for e in self._window}
+        window: list[_Entry] = []
+        kept: set[int] = set()
+        for message in result:
+            entry = by_id.get(id(message))
+            if entry is None:
+                window.append(_Entry(message, None))
+            else:
+                window.append(entry)
+                kept.add(id(message))
+        for entry in self._window:
+            if id(entry.message) not in kept and entry.turn is not None:
+                entry.turn.left = True
+        self._window = window
+
+    def _summarize(self, text: str) -> str | None:
+        try:
+            if self._summarizer is not None:
+                return self._summarizer(text)
+            if self.kioku is None:
+                return None
+            compressed = self.kioku.analyzer.summarize("", text)
+            return compressed.content or compressed.trigger or None
+        except Exception as exc:  # spec 002 §8.1: a failed summary becomes a notice
+            _log.warning("gap summary failed, a notice stands in: %s", exc)
+            return None
+
+    # -- long-term memory --------------------------------------------------------------------
+
+    def _store_ready(self, *, complete_all: bool = False, raise_errors: bool = False) -> int:
+        """Write the turns that have left the window and are complete."""
+        current = self._thread_turns[-1] if self._thread_turns else None
+        stored = 0
+        for turn in self._turns:
+            if not turn.left or turn.stored:
+                continue
+            if turn is current and not complete_all:
+                continue  # the turn is still growing; written when it is complete
+            if self.kioku is None or not self.remember:
+                turn.stored = True  # nowhere to write: it is simply let go
+                continue
+            if not turn.user.strip() and not turn.replies.strip():
+                turn.stored = True
+                continue
+            try:
+                memory, _ = self.kioku.remember_turn(
+                    turn.user,
+                    turn.replies,
+                    at=turn.at,
+                    session_id=self.session_id,
+                    source_ids=[f"{self.session_id}:{turn.number}"],
+                )
+            except Exception as exc:
+                if raise_errors:
+                    raise
+                _log.warning("turn %d stays pending, not yet remembered: %s", turn.number, exc)
+                continue
+            turn.stored = True
+            turn.memory_id = memory.id
+            stored += 1
+            self._stored += 1
+        in_window = {id(e.turn) for e in self._window if e.turn is not None}
+        self._turns = [t for t in self._turns if not t.stored or id(t) in in_window]
+        return stored
+
+    # -- async use ---------------------------------------------------------------------------
+
+    async def aadd(
+        self, role: str, content: str, *, at: datetime | None = None
+    ) -> PruneStats | None:
+        """:meth:`add` for an ``async`` agent loop. Pruning is CPU work of milliseconds; a
+        gap summary by an LLM analyzer blocks for its request, so turn ``summaries`` off (or
+        give a fast ``summarizer``) in latency-sensitive loops."""
+        return self.add(role, content, at=at)
+
+
+def _local_now() -> datetime:
+    return datetime.now().astimezone()
+
+
+def messages_from_json(data: object) -> list[Message]:
+    """Messages from parsed JSON: a list of ``{"role", "content"}`` objects. Content may be a
+    string or a list of blocks (``{"type": "text", "text": ...}``; other blocks are shown by
+    their type). ValidationError names the first bad item."""
+    if isinstance(data, Mapping) and isinstance(data.get("messages"), list):
+        data = data["messages"]
+    if not isinstance(data, list):
+        raise ValidationError(
+            "messages",
+            type(data).__name__,
+            'a JSON list of {"role": ..., "content": ...} objects',
+            hint='or an object with a "messages" list',
+        )
+    out: list[Message] = []
+    for i, item in enumerate(data):
+        if not isinstance(item, Mapping):
+            raise ValidationError(f"messages[{i}]", item, 'an object {"role": ..., "content": ...}')
+        role = item.get("role")
+        if not isinstance(role, str) or not role.strip():
+            raise ValidationError(f"messages[{i}].role", role, "a non-empty string such as 'user'")
+        out.append(Message(role.strip(), _content_text(item.get("content"), i)))
+    return out
+
+
+def _content_text(content: object, i: int) -> str:
+    if isinstance(content, str):
+        return content
+    if content is None:
+        return ""
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, Mapping):
+                text = block.get("text")
+                if isinstance(text, str):
+                    parts.append(text)
+                elif isinstance(block.get("content"), str):
+                    parts.append(f"[Tool: {block['content']}]")
+                else:
+                    parts.append(f"[{block.get('type', 'block')}]")
+        return "\n".join(parts)
+    raise ValidationError(f"messages[{i}].content", content, "a string or a list of content blocks")
