@@ -17,7 +17,6 @@ if TYPE_CHECKING:
     from kioku.config.validate import validate_config
 
 
-
 def __getattr__(name: str) -> object:
     # the validator is imported on first use: loading a default configuration never needs it
     if name == "validate_config":
