@@ -558,3 +558,27 @@ def test_pruned_history_always_fits_the_budget(
     kept_positions = [position[id(m)] for m in result if id(m) in position]
     assert kept_positions == sorted(kept_positions)
     assert len(set(kept_positions)) == len(kept_positions)
+
+
+# -- notices of a history pruned again -----------------------------------------------------------
+
+
+def test_notices_are_recognised_in_both_languages() -> None:
+    from kioku.core.context import notice, notice_count
+
+    for language in ("en", "ja"):
+        for count in (1, 2, 37):
+            assert notice_count(notice(count, language)) == count
+    assert notice_count(Message("assistant", "[3 earlier messages omitted] and more")) is None
+    assert notice_count(Message("user", "[3 earlier messages omitted]")) is None
+    assert notice_count(Message("assistant", "nothing omitted")) is None
+
+
+def test_consecutive_notices_are_joined_and_nothing_else_changes() -> None:
+    from kioku.core.context import merge_notices, notice
+
+    kept = Message("user", "keep me")
+    history = [notice(3, "en"), notice(1, "en"), kept, notice(2, "ja"), notice(5, "ja"), kept]
+    assert merge_notices(history) == [notice(4, "en"), kept, notice(7, "ja"), kept]
+    assert merge_notices([kept, notice(2, "en"), kept]) == [kept, notice(2, "en"), kept]
+    assert merge_notices([]) == []

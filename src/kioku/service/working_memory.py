@@ -43,6 +43,7 @@ from kioku.core.context import (
     assemble,
     gap_text,
     make_counter,
+    merge_notices,
     message_tokens,
     plan_prune,
     policy_preset,
@@ -476,7 +477,7 @@ class WorkingMemory:
         by_id = {id(e.message): e for e in self._window}
         window: list[_Entry] = []
         kept: set[int] = set()
-        for message in result:
+        for message in merge_notices(result):
             entry = by_id.get(id(message))
             if entry is None:
                 window.append(_Entry(message, None))

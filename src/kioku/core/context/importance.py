@@ -231,62 +231,24 @@ def importance(message: Message, index: int, total: int, config: ImportanceConfi
 
 
 def score_all(messages: Sequence[Message], config: ImportanceConfig) -> list[float]:
-    """:func:`importance` of every message of a history, in order.
-
-    The same arithmetic as :func:`importance`, inlined: it runs on every message of a history
-    that is pruned, so it avoids a call per message.
-    """
+    """:func:`importance` of every message of a history, in order (the configuration's word
+    lists are prepared once, and recency is one multiplication per message)."""
     c = _compile(config)
     total = len(messages)
     # recency * weight == index * (weight / (total - 1)); a lone message is the newest (1.0)
     recency_step = config.recency_weight / (total - 1) if total > 1 else 0.0
     recency_lone = config.recency_weight if total == 1 else 0.0
-    role_weight = config.role_weight
-    content_weight = config.content_weight
-    roles = c.roles
-    default_role = config.default_role_score
-    ascii_keywords, all_keywords = c.ascii_keywords, c.all_keywords
-    ascii_approval, all_approval = c.ascii_approval, c.all_approval
-    markers, tool_markers, marker_char = c.markers, c.tool_markers, c.marker_char
-    min_length, penalty = config.min_content_length, config.short_content_penalty
+    role_weight, content_weight = config.role_weight, config.content_weight
+    roles, default_role = c.roles, config.default_role_score
     scores: list[float] = []
     append = scores.append
     for i, message in enumerate(messages):
         role = message.role
-        content = message.content
-        lowered = content.lower()
-        if content.isascii():
-            keywords, approval = ascii_keywords, ascii_approval
-        else:
-            keywords, approval = all_keywords, all_approval
-        score = 0.0
-        for word in keywords:
-            if word in lowered:
-                score = _KEYWORD_BONUS
-                break
-        if role == _TOOL_ROLE:
-            score += _TOOL_BONUS
-        if not marker_char or marker_char in content:
-            if role != _TOOL_ROLE:
-                for marker in tool_markers:
-                    if marker in content:
-                        score += _TOOL_BONUS
-                        break
-            for marker in markers:
-                if marker in content:
-                    score += _MARKER_BONUS
-                    break
-        for word in approval:
-            if word in lowered:
-                score += _APPROVAL_BONUS
-                break
-        if len(content) < min_length:
-            score *= penalty
         value = (
             i * recency_step
             + recency_lone
             + roles.get(role, default_role) * role_weight
-            + (score if score < 1.0 else 1.0) * content_weight
+            + _content_score(role, message.content, config, c) * content_weight
         )
         append(value if value < 1.0 else 1.0)
     return scores

@@ -42,6 +42,7 @@ Pure: no I/O, no clock; the summarizer is a callable the caller passes to :func:
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
@@ -67,7 +68,9 @@ __all__ = [
     "Stage",
     "assemble",
     "gap_text",
+    "merge_notices",
     "notice",
+    "notice_count",
     "plan_prune",
     "policy_preset",
     "prune",
@@ -90,6 +93,11 @@ _GAP_CHARS: Final = 200
 #: Language detection samples this many removed messages, this many characters each.
 _LANGUAGE_SAMPLES: Final = 24
 _LANGUAGE_CHARS: Final = 120
+#: The notices :func:`notice` writes, in each language (the count is the group).
+_NOTICE_FORMS: Final = (
+    re.compile(r"\[(\d+)件のメッセージを省略\]"),
+    re.compile(r"\[(\d+) earlier messages? omitted\]"),
+)
 #: Passes of the selection that shrink the budget by what the inserted messages cost.
 _MAX_PASSES: Final = 6
 
@@ -307,6 +315,35 @@ def notice(count: int, language: str) -> Message:
         return Message(INSERTED_ROLE, f"[{count}件のメッセージを省略]")
     noun = "message" if count == 1 else "messages"
     return Message(INSERTED_ROLE, f"[{count} earlier {noun} omitted]")
+
+
+def notice_count(message: Message) -> int | None:
+    """How many messages ``message`` stands for if it is a notice of :func:`notice`, else
+    None (so a history pruned again can join its notices)."""
+    if message.role != INSERTED_ROLE:
+        return None
+    for form in _NOTICE_FORMS:
+        found = form.fullmatch(message.content)
+        if found:
+            return int(found.group(1))
+    return None
+
+
+def merge_notices(messages: Sequence[Message]) -> list[Message]:
+    """``messages`` with every run of consecutive notices joined into one: a history pruned
+    again and again says "[12 earlier messages omitted]" once, not "[3 …]" then "[9 …]"."""
+    out: list[Message] = []
+    last_count: int | None = None
+    for message in messages:
+        count = notice_count(message)
+        if count is not None and last_count is not None:
+            ja = out[-1].content.endswith("件のメッセージを省略]")
+            last_count += count
+            out[-1] = notice(last_count, "ja" if ja else "en")
+            continue
+        out.append(message)
+        last_count = count
+    return out
 
 
 def summary_message(count: int, summary: str, language: str) -> Message:
