@@ -91,8 +91,8 @@ _MIN_TRUNCATED_TOKENS: Final = MESSAGE_OVERHEAD + 16
 #: Characters of a removed message given to the summarizer (spec 002 §6.1 ``[:200]``).
 _GAP_CHARS: Final = 200
 #: Language detection samples this many removed messages, this many characters each.
-_LANGUAGE_SAMPLES: Final = 24
-_LANGUAGE_CHARS: Final = 120
+_LANGUAGE_SAMPLES: Final = 12
+_LANGUAGE_CHARS: Final = 60
 #: The notices :func:`notice` writes, in each language (the count is the group).
 _NOTICE_FORMS: Final = (
     re.compile(r"\[(\d+)件のメッセージを省略\]"),
