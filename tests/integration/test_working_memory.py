@@ -286,3 +286,64 @@ def test_prune_returns_the_window_and_its_statistics() -> None:
     assert stats.final_tokens <= 400
     assert stats.original_count == 31
     assert stats.final_count == len(messages)
+
+
+def test_a_session_continues_after_a_restart_and_close_ends_it(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with Kioku.open(home) as kioku:
+        wm = WorkingMemory(kioku=kioku, session_id="s-restart", max_turns=2)
+        wm.add("system", "Be brief.", at=T0)
+        for i in range(3):
+            _turn(wm, f"question {i} about the garden", T0 + timedelta(minutes=i))
+        before = wm.messages()
+        stats = wm.stats()
+        assert kioku.count() == 1  # the cap let turn 0 go
+    # the process ends without close(): a crash, as far as the window is concerned
+    with Kioku.open(home) as kioku:
+        again = WorkingMemory(kioku=kioku, session_id="s-restart", max_turns=2)
+        assert again.messages() == before
+        assert again.stats().turns_stored == stats.turns_stored
+        assert again.stats().turns_seen == 3
+        _turn(again, "question 3 about the garden", T0 + timedelta(minutes=3))
+        assert kioku.count() == 2  # the cap goes on counting the restored thread
+        assert again.close() == 2
+        assert kioku.count() == 4
+        assert [m.trigger + m.content for m in kioku.list()].count("") == 0
+    with Kioku.open(home) as kioku:
+        assert WorkingMemory(kioku=kioku, session_id="s-restart").messages() == []
+        other = WorkingMemory(kioku=kioku, session_id="s-other", durable=False)
+        other.add("user", "not kept")
+    with Kioku.open(home) as kioku:
+        assert WorkingMemory(kioku=kioku, session_id="s-other").messages() == []
+
+
+def test_a_turn_written_just_before_a_crash_is_not_written_twice(tmp_path: Path) -> None:
+    import json
+
+    home = tmp_path / "home"
+    with Kioku.open(home) as kioku:
+        wm = WorkingMemory(kioku=kioku, session_id="s-crash", max_turns=1)
+        _turn(wm, "first thing about the garden", T0)
+        _turn(wm, "second thing about the garden", T0 + timedelta(minutes=1))
+        assert kioku.count() == 1
+        # the crash came after the memory of turn 1 was written and before the window was
+        # kept: the kept state still says turn 1 is waiting to be remembered
+        key = "working_memory:default:default:s-crash"
+        state = json.loads(kioku.store.get_state(key) or "{}")
+        assert [t["n"] for t in state["turns"]] == [2]  # turn 1 is remembered and gone
+        state["turns"].insert(
+            0,
+            {
+                "n": 1,
+                "thread": 1,
+                "at": T0.isoformat(),
+                "parts": [["user", "first thing about the garden"]],
+                "left": True,
+                "stored": False,
+            },
+        )
+        kioku.store.set_state(key, json.dumps(state))
+    with Kioku.open(home) as kioku:
+        again = WorkingMemory(kioku=kioku, session_id="s-crash", max_turns=1)
+        assert again.flush() == 1  # only turn 2
+        assert kioku.count() == 2

@@ -14,6 +14,12 @@ so ``kioku recall`` finds it later. A turn still in progress is written when the
 message arrives or at :meth:`WorkingMemory.flush`. A write that fails is kept and retried; the
 turn stays pending until it is stored.
 
+With a store, the window is also kept in it (the ``state`` table, under the session, its user
+and its agent) after every change, so a process that crashes or restarts loses nothing: a
+``WorkingMemory`` opened again on the same session continues where the last one stopped, and a
+turn whose memory was written just before a crash is recognised by its source id and not
+written twice. :meth:`WorkingMemory.close` ends the session and clears the kept window.
+
 The similarity rule compares a new user message with the thread's earlier user messages by the
 store's embedder. It applies only with a semantic embedding model: the offline embedder hashes
 words, so two turns on one topic score about 0.0-0.3 with it and every turn would end its
@@ -23,6 +29,7 @@ never written to long-term memory.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import secrets
@@ -194,6 +201,7 @@ class WorkingMemory:
         max_turns: int | None = None,
         auto_prune: bool = True,
         remember: bool = True,
+        durable: bool = True,
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         cfg = kioku.config.context if kioku is not None else None
@@ -257,6 +265,10 @@ class WorkingMemory:
         self._prunes = 0
         self._last_end: ThreadEnd | None = None
         self.last_prune: PruneStats | None = None
+        #: Whether the window is kept in the store after every change (see the module).
+        self.durable = durable and kioku is not None
+        if self.durable:
+            self._restore()
 
     # -- reading ---------------------------------------------------------------------------
 
@@ -314,8 +326,9 @@ class WorkingMemory:
         self._last_at = now
         self._store_ready()
         if not self.auto_prune:
+            self._save()
             return None
-        _, stats = self.prune()
+        _, stats = self.prune()  # saves
         return stats if stats.pruned else None
 
     def extend(self, messages: Iterable[Mapping[str, Any] | Message]) -> PruneStats | None:
@@ -345,6 +358,7 @@ class WorkingMemory:
             if plan.stage is Stage.WARN:
                 _log.debug("working memory at %.0f%% of its budget", plan.usage * 100)
             _, stats = assemble(messages, plan, {}, self._counter, self.policy)
+            self._save()
             return self.messages(), stats
         summaries: dict[int, str | None] = {}
         for gap in plan.gaps:
@@ -356,6 +370,7 @@ class WorkingMemory:
         self.last_prune = stats
         self._counter.forget(e.message.content for e in self._window)
         self._store_ready()
+        self._save()
         return self.messages(), stats
 
     def flush(self) -> int:
@@ -366,18 +381,27 @@ class WorkingMemory:
         """
         for turn in self._turns:
             turn.left = True
-        return self._store_ready(complete_all=True, raise_errors=True)
+        try:
+            return self._store_ready(complete_all=True, raise_errors=True)
+        finally:
+            self._save()
 
     def store_left(self) -> int:
         """Write the turns that have left the window, the one in progress too; how many were.
         Raises the store's error if one cannot be written (it stays pending)."""
-        return self._store_ready(complete_all=True, raise_errors=True)
+        try:
+            return self._store_ready(complete_all=True, raise_errors=True)
+        finally:
+            self._save()
 
     def close(self) -> int:
         """:meth:`flush`; the window is emptied."""
         stored = self.flush()
         self._window.clear()
         self._turns = [t for t in self._turns if not t.stored]
+        self._thread_turns = []
+        if self.durable and self.kioku is not None:
+            self.kioku.store.set_state(self._state_key, "")  # the session is over
         return stored
 
     # -- turns and threads -----------------------------------------------------------------
@@ -538,6 +562,92 @@ class WorkingMemory:
         in_window = {id(e.turn) for e in self._window if e.turn is not None}
         self._turns = [t for t in self._turns if not t.stored or id(t) in in_window]
         return stored
+
+    # -- kept in the store -------------------------------------------------------------------
+
+    @property
+    def _state_key(self) -> str:
+        assert self.kioku is not None
+        return f"working_memory:{self.kioku.user_id}:{self.kioku.agent_id}:{self.session_id}"
+
+    def _save(self) -> None:
+        """Keep the window and every turn not yet remembered in the store (one small write)."""
+        if not self.durable or self.kioku is None:
+            return
+        turns = {t.number: t for t in (*self._turns, *self._thread_turns)}
+        data = {
+            "format": 1,
+            "turn_count": self._turn_count,
+            "thread": self._thread,
+            "last_at": self._last_at.isoformat() if self._last_at else None,
+            "stored": self._stored,
+            "prunes": self._prunes,
+            "thread_turns": [t.number for t in self._thread_turns],
+            "turns": [
+                {
+                    "n": t.number,
+                    "thread": t.thread,
+                    "at": t.at.isoformat(),
+                    "parts": t.parts,
+                    "left": t.left,
+                    "stored": t.stored,
+                }
+                for t in turns.values()
+            ],
+            "window": [
+                [e.message.role, e.message.content, e.turn.number if e.turn else None]
+                for e in self._window
+            ],
+        }
+        try:
+            self.kioku.store.set_state(self._state_key, json.dumps(data, ensure_ascii=False))
+        except Exception as exc:  # the conversation goes on; the next change tries again
+            _log.warning("working memory not kept in the store: %s", exc)
+
+    def _restore(self) -> None:
+        """Continue the session kept in the store, if any."""
+        assert self.kioku is not None
+        raw = self.kioku.store.get_state(self._state_key)
+        if not raw:
+            return
+        try:
+            data = json.loads(raw)
+            turns = {
+                int(d["n"]): _Turn(
+                    int(d["n"]),
+                    int(d["thread"]),
+                    datetime.fromisoformat(d["at"]),
+                    [(str(r), str(c)) for r, c in d["parts"]],
+                    bool(d["left"]),
+                    bool(d["stored"]),
+                )
+                for d in data["turns"]
+            }
+            window = [
+                _Entry(Message(str(role), str(content)), turns[n] if n is not None else None)
+                for role, content, n in data["window"]
+            ]
+            thread_turns = [turns[int(n)] for n in data["thread_turns"]]
+            last_at = datetime.fromisoformat(data["last_at"]) if data["last_at"] else None
+        except (ValueError, KeyError, TypeError) as exc:
+            _log.warning("the kept working memory of %s is unreadable: %s", self.session_id, exc)
+            return
+        pending = [t for t in turns.values() if t.left and not t.stored]
+        if pending:  # written just before a crash, perhaps: never twice
+            known = self.kioku.known_source_ids()
+            for turn in pending:
+                if f"{self.session_id}:{turn.number}" in known:
+                    turn.stored = True
+        self._window = window
+        self._thread_turns = thread_turns
+        in_window = {id(e.turn) for e in window if e.turn is not None}
+        ordered = sorted(turns.values(), key=lambda t: t.number)
+        self._turns = [t for t in ordered if not t.stored or id(t) in in_window]
+        self._turn_count = int(data["turn_count"])
+        self._thread = int(data["thread"])
+        self._last_at = last_at
+        self._stored = int(data["stored"])
+        self._prunes = int(data["prunes"])
 
     # -- async use ---------------------------------------------------------------------------
 

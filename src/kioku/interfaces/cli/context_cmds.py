@@ -117,6 +117,7 @@ def prune_cmd(
             summaries=summaries,
             auto_prune=False,
             remember=remember,
+            durable=False,  # one file, one prune: nothing to continue later
             # a file is one window: no thread rules, only the budget
             thread_similarity=0,
             thread_idle_minutes=0,
