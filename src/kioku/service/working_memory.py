@@ -52,6 +52,7 @@ from kioku.core.context import (
     make_counter,
     merge_notices,
     message_tokens,
+    messages_from_json,
     plan_prune,
     policy_preset,
     stage_for,
@@ -62,7 +63,7 @@ from kioku.errors import ValidationError
 if TYPE_CHECKING:
     from kioku.service.kioku import Kioku
 
-__all__ = ["WorkingMemory", "WorkingMemoryStats", "messages_from_json"]
+__all__ = ["WorkingMemory", "WorkingMemoryStats"]
 
 _log = logging.getLogger(__name__)
 
@@ -662,49 +663,3 @@ class WorkingMemory:
 
 def _local_now() -> datetime:
     return datetime.now().astimezone()
-
-
-def messages_from_json(data: object) -> list[Message]:
-    """Messages from parsed JSON: a list of ``{"role", "content"}`` objects. Content may be a
-    string or a list of blocks (``{"type": "text", "text": ...}``; other blocks are shown by
-    their type). ValidationError names the first bad item."""
-    if isinstance(data, Mapping) and isinstance(data.get("messages"), list):
-        data = data["messages"]
-    if not isinstance(data, list):
-        raise ValidationError(
-            "messages",
-            type(data).__name__,
-            'a JSON list of {"role": ..., "content": ...} objects',
-            hint='or an object with a "messages" list',
-        )
-    out: list[Message] = []
-    for i, item in enumerate(data):
-        if not isinstance(item, Mapping):
-            raise ValidationError(f"messages[{i}]", item, 'an object {"role": ..., "content": ...}')
-        role = item.get("role")
-        if not isinstance(role, str) or not role.strip():
-            raise ValidationError(f"messages[{i}].role", role, "a non-empty string such as 'user'")
-        out.append(Message(role.strip(), _content_text(item.get("content"), i)))
-    return out
-
-
-def _content_text(content: object, i: int) -> str:
-    if isinstance(content, str):
-        return content
-    if content is None:
-        return ""
-    if isinstance(content, list):
-        parts = []
-        for block in content:
-            if isinstance(block, str):
-                parts.append(block)
-            elif isinstance(block, Mapping):
-                text = block.get("text")
-                if isinstance(text, str):
-                    parts.append(text)
-                elif isinstance(block.get("content"), str):
-                    parts.append(f"[Tool: {block['content']}]")
-                else:
-                    parts.append(f"[{block.get('type', 'block')}]")
-        return "\n".join(parts)
-    raise ValidationError(f"messages[{i}].content", content, "a string or a list of content blocks")

@@ -8,7 +8,7 @@ short-term memory (:mod:`.threads`). The service layer feeds it messages and a s
 from __future__ import annotations
 
 from kioku.core.context.importance import ImportanceConfig, importance, score_all
-from kioku.core.context.messages import Message
+from kioku.core.context.messages import Message, messages_from_json
 from kioku.core.context.prune import (
     PRESETS,
     ContextPolicy,
@@ -56,6 +56,7 @@ __all__ = [
     "make_counter",
     "merge_notices",
     "message_tokens",
+    "messages_from_json",
     "notice",
     "notice_count",
     "plan_prune",
