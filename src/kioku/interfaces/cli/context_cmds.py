@@ -50,7 +50,7 @@ def context_group() -> None:
 @click.argument("file", metavar="FILE.json")
 @click.option(
     "--max-tokens",
-    type=click.IntRange(1, 10_000_000),
+    type=click.IntRange(64, 10_000_000),
     help="Token budget (default: the preset's: 8000, 6000 or 12000).",
 )
 @click.option(
