@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from kioku.records import Record
+
 __all__ = [
     "ConfigError",
     "DuplicateIdError",
@@ -92,8 +94,8 @@ class MemoryNotFoundError(KiokuError):
         )
 
 
-@dataclass(frozen=True)
-class ProtectedCandidate:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class ProtectedCandidate(Record):
     """A protected memory that could be unprotected to make room."""
 
     id: str

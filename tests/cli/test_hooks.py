@@ -343,3 +343,58 @@ def test_the_fast_path_takes_plain_hook_calls_only(
     event, options = parsed
     assert event == expected[0]
     assert (str(options.home) if options.home else None) == expected[1]
+
+
+_ANSWER_AND_REPORT = """
+import sys
+{preload}
+from kioku.interfaces.cli.hook_fast import run_fast
+run_fast(sys.argv[1:])
+sys.stdout.flush()
+print("numpy" in sys.modules, file=sys.stderr)
+"""
+
+
+def _answer(home: Path, prompt: str, *, preload: str = "") -> tuple[str, bool]:
+    """The in-process hook's block, and whether the process imported numpy."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _ANSWER_AND_REPORT.format(preload=preload),
+            "--home",
+            str(home),
+            "hook",
+            "user-prompt-submit",
+        ],
+        input=_payload("UserPromptSubmit", prompt=prompt),
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=60,
+        check=True,
+    )
+    return proc.stdout, proc.stderr.strip().splitlines()[-1] == "True"
+
+
+def test_a_prompt_answered_in_process_needs_no_numpy_and_gets_the_same_answer(
+    stocked: Path, kioku: Run, tmp_path: Path
+) -> None:
+    """With the vector cache file in place, the hook searches it without importing numpy
+    (vector_lite), and answers exactly as a process that searches with numpy."""
+    for i in range(40):
+        topic = ["SQLite", "Kyoto", "garden", "tomato"][i % 4]
+        _add(kioku, f"{topic} note {i}", f"About {topic} and thing {i} " + "z" * (i % 7))
+    prompts = ["Which database did we choose? SQLite?", "tomato garden notes", "Kyoto trip"]
+    first, numpy_loaded = _answer(stocked, prompts[0])  # no file yet: numpy builds and writes it
+    assert numpy_loaded
+    assert "SQLite" in first
+    for prompt in prompts:
+        lite_home, numpy_home = tmp_path / f"lite-{len(prompt)}", tmp_path / f"np-{len(prompt)}"
+        shutil.copytree(stocked, lite_home)  # the same store, marks and all, for both answers
+        shutil.copytree(stocked, numpy_home)
+        lite, lite_numpy = _answer(lite_home, prompt)
+        with_numpy, _ = _answer(numpy_home, prompt, preload="import numpy")
+        assert not lite_numpy, "the in-process hook imported numpy"
+        assert lite == with_numpy
+        assert lite.startswith("<memories>")

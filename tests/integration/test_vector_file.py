@@ -9,10 +9,12 @@ file is ignored and replaced; and the answers never depend on where the cache ca
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import shutil
 import stat
 import sys
+import zlib
 from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
@@ -151,8 +153,9 @@ def test_the_file_round_trips_every_array_exactly(filled: Path, rng: np.random.G
         mapped = _cached(store)
     assert mapped.loaded_from == "file"
     assert (mapped.model, mapped.version, mapped.dim) == (built.model, built.version, built.dim)
-    assert mapped.ids.dtype == object
+    assert len(mapped.ids) == len(built.ids) == 300
     assert mapped.ids.tolist() == built.ids.tolist()
+    assert [mapped.ids[row] for row in range(300)] == built.ids.tolist()  # decoded one by one
     assert all(type(i) is str for i in mapped.ids)
     assert np.array_equal(mapped.columns, built.columns)
     assert mapped.columns.dtype == np.float32
@@ -516,11 +519,51 @@ def test_a_cache_directory_that_cannot_be_written_fails_no_search(
 
 @pytest.mark.skipif(sys.byteorder != "little", reason="files record the byte order")
 def test_the_file_layout_is_documented(filled: Path, rng: np.random.Generator) -> None:
-    _written(filled, rng)
+    """Read a file by the layout in vector_layout's docstring, section by section."""
+    with open_sqlite_store(filled) as store:
+        _search(store, _vector(rng))
+        built = _cached(store)
     data = _cache_file(filled).read_bytes()
     assert data[:8] == b"KIOKUVEC"
     length = int.from_bytes(data[8:16], "little")
-    assert b'"format": 1' in data[16 : 16 + length]
+    header = json.loads(data[16 : 16 + length])
+    assert header["format"] == 2
+    dim, n = header["dim"], header["n"]
+    at = 16 + length
+    at += -at % 64
+
+    def take(size: int) -> bytes:
+        nonlocal at
+        at += size
+        return data[at - size : at]
+
+    columns = np.frombuffer(take(4 * dim * n), dtype="<f4").reshape(dim, n)
+    scales = np.frombuffer(take(4 * dim), dtype="<f4")
+    codes = np.frombuffer(take(4 * n), dtype="<i4")
+    ends = np.frombuffer(take(4 * n), dtype="<u4")
+    archived = np.frombuffer(take(n), dtype=np.uint8)
+    levels = np.frombuffer(take(dim * n), dtype=np.uint8).reshape(dim, n)
+    ids = take(int(ends[-1])).decode("utf-8").split("\x00")
+    crc = int.from_bytes(take(4), "little")
+    assert at == len(data)
+    assert np.array_equal(columns, built.columns)
+    assert np.array_equal(codes, built.scope_codes)
+    assert np.array_equal(archived.astype(bool), built.archived)
+    assert ids == built.ids.tolist()
+    starts = np.concatenate(([0], ends[:-1].astype(np.int64) + 1))
+    assert [len(i.encode()) for i in ids] == (ends.astype(np.int64) - starts).tolist()
+    # Each component is within half a step of its level, and the steps are max |x| / 127.
+    steps = scales.astype(np.float64)[:, None]
+    error = np.abs(columns.astype(np.float64) - steps * (levels.astype(np.float64) - 128))
+    assert bool((error <= steps * (0.5 + 1e-9)).all())
+    assert np.allclose(scales, np.abs(columns).max(axis=1) / 127, rtol=1e-6)
+    checked = data[: 16 + length + (-(16 + length) % 64)]
+    body = 16 + length + (-(16 + length) % 64) + 4 * dim * n
+    checked += data[body : body + 4 * dim + 9 * n]
+    checked += data[len(data) - 4 - int(ends[-1]) : len(data) - 4]
+    assert zlib.crc32(checked) == crc
+    assert header["columns_crc32"] == zlib.crc32(columns.tobytes())
+    assert header["levels_crc32"] == zlib.crc32(levels.tobytes())
 
 
 def test_a_store_its_user_cannot_write_gets_no_file(
@@ -531,3 +574,16 @@ def test_a_store_its_user_cannot_write_gets_no_file(
         assert _search(store, _vector(rng))
         assert _cached(store).loaded_from == "sqlite"
     assert not _cache_file(filled).parent.exists()
+
+
+def test_files_of_an_older_format_are_removed_when_one_is_written(
+    filled: Path, rng: np.random.Generator
+) -> None:
+    directory = _cache_file(filled).parent
+    directory.mkdir(mode=0o700, exist_ok=True)
+    old = directory / ("0" * 32 + ".vec")
+    header = json.dumps({"format": 1, "version": 1}).encode()
+    old.write_bytes(b"KIOKUVEC" + len(header).to_bytes(8, "little") + header)
+    _written(filled, rng)
+    assert not old.exists()
+    assert _cache_file(filled).exists()

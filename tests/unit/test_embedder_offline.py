@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import subprocess
 import sys
 
@@ -13,7 +14,7 @@ from hypothesis import strategies as st
 
 from kioku.adapters.embedders import create_embedder
 from kioku.adapters.embedders.features import english_terms, light_stem
-from kioku.adapters.embedders.offline import DEFAULT_DIM, HashEmbedder
+from kioku.adapters.embedders.offline import DEFAULT_DIM, HashEmbedder, HashWeights
 from kioku.config.schema import EmbeddingConfig
 from kioku.errors import ConfigError
 from kioku.ports.embedder import Embedder
@@ -124,6 +125,84 @@ def test_any_text_gives_a_finite_unit_or_zero_row(texts: list[str]) -> None:
         assert norm == 0.0 or abs(norm - 1.0) < 1e-5
 
 
+_ENGLISH = st.sampled_from(
+    "the puppies were running around painting sunsets meeting database postgres "
+    "I we they adopted quarterly tax Caroline LGBTQ support group yesterday".split()
+)
+_JAPANESE = st.text(
+    alphabet=st.sampled_from(
+        "あいうえおかきくけこしたますでのはをがアイウエオミーティング寿司会議東京昨日行猫々"
+    ),
+    min_size=1,
+    max_size=12,
+)
+_PUNCTUATION = st.text(alphabet=st.sampled_from(" .,!?:;-—()「」。、…'\"\n\t"), max_size=8)
+_TEXTS = st.one_of(
+    st.just(""),
+    _PUNCTUATION,
+    st.lists(_ENGLISH, max_size=25).map(" ".join),
+    st.lists(_JAPANESE, max_size=6).map("".join),
+    st.lists(st.one_of(_ENGLISH, _JAPANESE, _PUNCTUATION), max_size=20).map(" ".join),
+    st.text(max_size=80),
+)
+_EMBEDDERS = {
+    (dim, tuned): HashEmbedder(
+        dim, weights=HashWeights(words=0.0, bigrams=1.5, chars=0.3) if tuned else None
+    )
+    for dim in (16, 384, 1024)
+    for tuned in (False, True)
+}
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(sorted(_EMBEDDERS)),
+    _TEXTS,
+    st.lists(_TEXTS, min_size=3, max_size=3),
+)
+def test_embed_one_is_byte_identical_to_embed(
+    key: tuple[int, bool], text: str, batch: list[str]
+) -> None:
+    embedder = _EMBEDDERS[key]
+    one = embedder.embed_one(text)
+    assert one.typecode == "f"
+    assert len(one) == embedder.dim
+    assert one.tobytes() == embedder.embed([text])[0].tobytes()
+    matrix = embedder.embed(batch)
+    assert matrix.dtype == np.float32
+    assert matrix.flags.c_contiguous
+    assert matrix.flags.writeable
+    assert matrix.tobytes() == b"".join(embedder.embed_one(t).tobytes() for t in batch)
+
+
+@pytest.mark.parametrize("text", ["", "   ", "!?。、…", "the and of"])
+def test_zero_feature_text_is_an_all_zero_vector(text: str) -> None:
+    feats = EMBEDDER.features(text)
+    assert (feats.words, feats.bigrams, feats.chars) == ({}, {}, {})
+    assert not any(EMBEDDER.embed_one(text))
+    assert not EMBEDDER.embed([text]).any()
+
+
+def test_embed_one_rows_are_unit_length() -> None:
+    for text in TEXTS[:3]:
+        vector = EMBEDDER.embed_one(text)
+        assert abs(math.sqrt(math.fsum(x * x for x in vector)) - 1.0) < 1e-6
+    for row in EMBEDDER.embed(TEXTS[:3]):
+        assert abs(float(np.linalg.norm(row.astype(np.float64))) - 1.0) < 1e-6
+
+
+def test_embed_one_does_not_import_numpy() -> None:
+    code = (
+        "import sys\n"
+        "from kioku.adapters.embedders.offline import HashEmbedder\n"
+        "vector = HashEmbedder(384).embed_one('hello world, 今日はいい天気')\n"
+        "assert len(vector) == 384 and any(vector)\n"
+        "print('numpy' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
+
+
 def test_create_embedder_offline_default() -> None:
     embedder = create_embedder(EmbeddingConfig(dimensions=512), env={})
     assert embedder.model_id == "offline:hash-v1-512"
@@ -183,3 +262,40 @@ def test_wordllama_from_its_package() -> None:
     assert np.isfinite(vectors).all()
     assert not vectors[3].any()
     assert float(vectors[0] @ vectors[1]) > float(vectors[0] @ vectors[2])
+
+
+def _reference(embedder: HashEmbedder, weights: HashWeights, text: str) -> np.ndarray:
+    """The embedding computed independently with numpy: signed hashed features, ``1 + ln tf``,
+    each group normalised and weighted, the sum normalised."""
+    from kioku.adapters.embedders.offline import _hash
+
+    feats = embedder.features(text)
+    dim = embedder.dim
+    total = np.zeros(dim, dtype=np.float64)
+    groups = (feats.words, feats.bigrams, feats.chars)
+    for weight, counter in zip(
+        (weights.words, weights.bigrams, weights.chars), groups, strict=True
+    ):
+        group = np.zeros(dim, dtype=np.float64)
+        for feature, count in counter.items():
+            h = _hash(feature)
+            sign = -1.0 if h >> 63 else 1.0
+            scale = 0.3 if feature.startswith("h:") else 1.0
+            group[h % dim] += sign * (1.0 + np.log(count)) * scale
+        norm = np.linalg.norm(group)
+        if weight > 0 and norm > 1e-12:
+            total += weight * group / norm
+    norm = np.linalg.norm(total)
+    return (total / norm if norm > 1e-12 else total).astype(np.float32)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(sorted(_EMBEDDERS)), _TEXTS)
+def test_embed_one_matches_an_independent_numpy_computation(
+    key: tuple[int, bool], text: str
+) -> None:
+    embedder = _EMBEDDERS[key]
+    weights = HashWeights(words=0.0, bigrams=1.5, chars=0.3) if key[1] else HashWeights()
+    expected = _reference(embedder, weights, text)
+    found = np.frombuffer(embedder.embed_one(text).tobytes(), dtype=np.float32)
+    np.testing.assert_array_max_ulp(found, expected, maxulp=2)

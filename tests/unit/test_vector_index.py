@@ -218,3 +218,31 @@ def test_filter_masks_are_remembered() -> None:
     assert excluded is not None
     assert kept == 100 - int(excluded.sum())
     assert cache.excluded("alice", None, None)[0] is excluded
+
+
+def _ends(ids: list[str]) -> np.ndarray:
+    lengths = [len(i.encode("utf-8")) for i in ids]
+    return (np.cumsum(lengths) + np.arange(len(ids))).astype(np.uint32)
+
+
+def test_an_id_column_decodes_joined_ids_one_row_at_a_time() -> None:
+    ids = ["m-1", "記憶-2", "", "m-4"]
+    column = vectors.IdColumn.joined("\x00".join(ids).encode("utf-8"), _ends(ids))
+    assert len(column) == 4
+    assert [column[row] for row in (3, 1, 0, 2)] == ["m-4", "記憶-2", "m-1", ""]
+    assert column.tolist() == ids == list(column)
+    assert vectors.IdColumn(ids).tolist() == ids
+
+
+@pytest.mark.parametrize(
+    ("joined", "ends"),
+    [
+        (b"a\x00b", [1, 2]),  # the last id does not end at the end
+        (b"a\x00b", [2, 3]),  # an end not on a separator
+        (b"ab\x00c", [1, 4]),
+        (b"a\x00b", []),
+    ],
+)
+def test_an_id_column_whose_ends_do_not_fit_is_refused(joined: bytes, ends: list[int]) -> None:
+    with pytest.raises(ValueError, match="id ends"):
+        vectors.IdColumn.joined(joined, np.asarray(ends, dtype=np.uint32))

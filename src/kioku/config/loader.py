@@ -22,6 +22,7 @@ from typing import Any
 from kioku.config.render import config_to_dict
 from kioku.config.schema import Config
 from kioku.errors import ConfigError
+from kioku.records import Record
 
 __all__ = ["DEFAULT_CONFIG_FILENAME", "ENV_PREFIX", "LoadedConfig", "load_config"]
 
@@ -39,8 +40,8 @@ def _toml() -> Any:
     return tomllib
 
 
-@dataclass(frozen=True, slots=True)
-class LoadedConfig:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class LoadedConfig(Record):
     """The validated configuration and where each of its values came from."""
 
     config: Config

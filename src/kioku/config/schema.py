@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Literal
 
+from kioku.records import Record
+
 __all__ = [
     "ArchiveConfig",
     "CategoryRange",
@@ -31,8 +33,8 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class CategoryRange:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class CategoryRange(Record):
     """The decay-coefficient range of one category; intensity places a memory inside it."""
 
     min: float
@@ -50,8 +52,10 @@ def _default_categories() -> MappingProxyType[str, CategoryRange]:
     )
 
 
-@dataclass(frozen=True, slots=True)
-class RetentionConfig:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class RetentionConfig(Record):
+    """``[retention]``: how fast memories fade (spec 000 記憶の減衰)."""
+
     base_decay_coefficient: float = 0.995
     decay_by_category: MappingProxyType[str, CategoryRange] = field(
         default_factory=_default_categories
@@ -59,31 +63,39 @@ class RetentionConfig:
     max_decay_coefficient: float = 0.999
 
 
-@dataclass(frozen=True, slots=True)
-class LevelsConfig:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class LevelsConfig(Record):
+    """``[levels]``: the scores below which a memory moves to level 2, 3 and the archive."""
+
     level1_threshold: float = 50.0
     level2_threshold: float = 20.0
     level3_threshold: float = 5.0
 
 
-@dataclass(frozen=True, slots=True)
-class RecallConfig:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class RecallConfig(Record):
+    """``[recall]``: how much a recall strengthens a memory."""
+
     decay_coefficient_boost: float = 0.02
     #: The share of ``memory_days`` removed by a recall (0.5 halves it).
     memory_days_reduction: float = 0.5
     recall_count_weight: float = 0.1
 
 
-@dataclass(frozen=True, slots=True)
-class ResonanceConfig:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class ResonanceConfig(Record):
+    """``[resonance]``: emotional resonance between the session's mood and a memory."""
+
     valence_match_bonus: float = 0.3
     arousal_proximity_bonus: float = 0.2
     tags_overlap_weight: float = 0.5
     priority_weight_alpha: float = 0.3
 
 
-@dataclass(frozen=True, slots=True)
-class CompressionConfig:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class CompressionConfig(Record):
+    """``[compression]``: the daily batch's level ratios and schedule."""
+
     level1_ratio: float = 0.15
     level2_ratio: float = 0.30
     level3_ratio: float = 0.35
@@ -95,8 +107,10 @@ class CompressionConfig:
     ratio_min_memories: int = 100
 
 
-@dataclass(frozen=True, slots=True)
-class RelationsConfig:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class RelationsConfig(Record):
+    """``[relations]``: automatic links between memories and how far recall follows them."""
+
     score_proximity_threshold: float = 5.0
     auto_link_similarity_threshold: float = 0.85
     max_relations_per_memory: int = 10
@@ -104,8 +118,10 @@ class RelationsConfig:
     enable_auto_linking: bool = True
 
 
-@dataclass(frozen=True, slots=True)
-class RetrievalConfig:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class RetrievalConfig(Record):
+    """``[retrieval]``: how many memories recall returns, and how it ranks them."""
+
     top_k: int = 5
     relevance_threshold: float = 5.0
     #: Named weights (kioku.core.presets); a weight key below set to anything but its
@@ -128,8 +144,10 @@ class RetrievalConfig:
     min_relevance: float = 0.05
 
 
-@dataclass(frozen=True, slots=True)
-class ArchiveConfig:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class ArchiveConfig(Record):
+    """``[archive]``: recall from the archive, revival, and the optional deletion of old entries."""
+
     enable_archive_recall: bool = True
     revival_decay_per_day: float = 0.995
     revival_min_margin: float = 3.0
@@ -140,13 +158,17 @@ class ArchiveConfig:
     delete_condition_mode: Literal["AND", "OR"] = "AND"
 
 
-@dataclass(frozen=True, slots=True)
-class ProtectionConfig:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class ProtectionConfig(Record):
+    """``[protection]``: the cap on memories protected from forgetting."""
+
     max_protected_memories: int = 50
 
 
-@dataclass(frozen=True, slots=True)
-class EmbeddingConfig:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class EmbeddingConfig(Record):
+    """``[embedding]``: the embedder (``offline`` by default) and its connection."""
+
     provider: str = "offline"
     model: str = "default"
     dimensions: int = 384
@@ -159,8 +181,10 @@ class EmbeddingConfig:
     price_per_mtok: float = 0.02
 
 
-@dataclass(frozen=True, slots=True)
-class LlmConfig:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class LlmConfig(Record):
+    """``[llm]``: the analyzer (``offline`` by default) and its connection."""
+
     provider: str = "offline"
     model: str = "default"
     base_url: str = ""
@@ -179,8 +203,8 @@ class LlmConfig:
     output_price_per_mtok: float = 5.0
 
 
-@dataclass(frozen=True, slots=True)
-class ContextConfig:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class ContextConfig(Record):
     """Working memory (a kioku addition): spec 002's pruning to a token budget and spec 003's
     conversation threads. Empty lists and 0 mean the built-in defaults."""
 
@@ -203,24 +227,26 @@ class ContextConfig:
     topic_phrases: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
-class StoreConfig:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class StoreConfig(Record):
     """Where memories live. ``sqlite`` keeps them in ``$KIOKU_HOME/memories.db``."""
 
     backend: Literal["sqlite"] = "sqlite"
     busy_timeout_ms: int = 30_000
 
 
-@dataclass(frozen=True, slots=True)
-class ScopeConfig:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class ScopeConfig(Record):
     """The owner of memories when a caller does not name one (the single-user case)."""
 
     user_id: str = "default"
     agent_id: str = "default"
 
 
-@dataclass(frozen=True, slots=True)
-class Config:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Config(Record):
+    """The whole configuration: one frozen section per table of ``config.toml``."""
+
     version: str = "1.0.0"
     retention: RetentionConfig = field(default_factory=RetentionConfig)
     levels: LevelsConfig = field(default_factory=LevelsConfig)

@@ -138,6 +138,8 @@ _NON_EMPTY = frozenset(
 
 @dataclass(frozen=True, slots=True)
 class _Schema:
+    """What the validator knows of one key."""
+
     sections: Mapping[str, type[Any]]  # section name -> dataclass
     kinds: Mapping[str, Any]  # dotted leaf key -> float | int | bool | str | tuple of choices
     all_keys: tuple[str, ...]  # every dotted key, for suggestions

@@ -32,6 +32,8 @@ class Prices:
 
 @dataclass(frozen=True, slots=True)
 class CostLine:
+    """Calls, tokens and dollars of one purpose (analysis, summaries, embeddings) over a period."""
+
     purpose: Purpose
     label: str
     calls: int
@@ -42,6 +44,8 @@ class CostLine:
 
 @dataclass(frozen=True, slots=True)
 class CostReport:
+    """Costs of every purpose over a period, and the monthly rate they add up to."""
+
     prices: Prices
     lines: tuple[CostLine, ...]
     total_usd: float

@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from kioku.records import Record
+
 __all__ = ["Injected", "format_memories", "neutralise"]
 
 OPEN = "<memories>"
@@ -23,8 +25,8 @@ _TAG = re.compile(r"<\s*(/?)\s*memor(?:y|ies)\b[^>]*>", re.IGNORECASE)
 _SPACE = re.compile(r"\s+")
 
 
-@dataclass(frozen=True, slots=True)
-class Injected:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Injected(Record):
     """One memory as it appears in the block."""
 
     created: datetime

@@ -11,6 +11,8 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Final
 
+from kioku.records import Record
+
 __all__ = [
     "ALL_TAGS",
     "DEFAULT_AGENT_ID",
@@ -99,16 +101,16 @@ OTHER_TAGS: Final = ("nostalgia", "surprise", "confusion", "determination")
 ALL_TAGS: Final = frozenset(POSITIVE_TAGS + NEGATIVE_TAGS + OTHER_TAGS)
 
 
-@dataclass(frozen=True, slots=True)
-class Relation:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Relation(Record):
     """A directed link from one memory to another (高スコア → 低スコア)."""
 
     id: str
     type: RelationType
 
 
-@dataclass(frozen=True, slots=True)
-class Embedding:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Embedding(Record):
     """A vector together with the model that produced it, so models are never mixed."""
 
     model: str
@@ -119,8 +121,8 @@ class Embedding:
         return len(self.vector)
 
 
-@dataclass(frozen=True, slots=True)
-class Memory:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Memory(Record):
     """One long-term memory: every field of spec 000's memory format, plus scope and provenance.
 
     Times are timezone-aware datetimes; they serialise as ISO 8601 with the local offset.

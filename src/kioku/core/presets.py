@@ -13,12 +13,15 @@ from types import MappingProxyType
 from typing import Final
 
 from kioku.config.schema import RetrievalConfig
+from kioku.records import Record
 
 __all__ = ["PRESETS", "RecallWeights", "effective_weights"]
 
 
-@dataclass(frozen=True, slots=True)
-class RecallWeights:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class RecallWeights(Record):
+    """The weights recall mixes its signals with."""
+
     #: Share of cosine similarity and of lexical (BM25) match in relevance; they sum to 1.
     vector: float
     lexical: float

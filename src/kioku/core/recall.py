@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 
 from kioku.config.schema import ResonanceConfig
 from kioku.core.model import Valence
+from kioku.records import Record
 
 __all__ = [
     "ContextSeed",
@@ -30,8 +31,8 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
-class EmotionState:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class EmotionState(Record):
     """The current emotion carried through a session (現在の感情の取得): the emotion of the
     memory generated or recalled last; none at the start of a session."""
 
@@ -56,8 +57,8 @@ def resonance(current: EmotionState | None, memory: EmotionState, cfg: Resonance
     return score
 
 
-@dataclass(frozen=True, slots=True)
-class Priority:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Priority(Record):
     """The parts of a recall priority. ``base + resonance_term == final``."""
 
     relevance: float
@@ -116,8 +117,8 @@ def reciprocal_rank_fusion(rankings: Sequence[Sequence[str]], k: int = 60) -> di
     return fused
 
 
-@dataclass(frozen=True, slots=True)
-class ContextSeed:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class ContextSeed(Record):
     """A strongly matching memory and its conversation around it: the ids of the memories of
     its session just before it and just after it, nearest first."""
 

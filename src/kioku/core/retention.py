@@ -80,6 +80,8 @@ def initial_memory_days(created: datetime, batch_hour: int) -> float:
 
 @dataclass(frozen=True, slots=True)
 class Reinforced:
+    """A memory's numbers after a recall strengthened it."""
+
     memory_days: float
     decay_coefficient: float
     recall_count: int

@@ -8,15 +8,17 @@ cosine similarity (spec 000, コサイン類似度の計算).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeAlias, runtime_checkable
 
-import numpy as np
-import numpy.typing as npt
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
 
-__all__ = ["Embedder", "Vectors"]
+__all__ = ["Embedder", "TextEmbedder", "Vectors"]
 
 #: A ``(n, dim)`` float32 matrix of L2-normalised rows (a zero row for text with no features).
-Vectors = npt.NDArray[np.float32]
+#: A string, so that importing the port does not import numpy (a hook's process may not).
+Vectors: TypeAlias = "npt.NDArray[np.float32]"
 
 
 @runtime_checkable
@@ -32,3 +34,11 @@ class Embedder(Protocol):
     def embed(self, texts: Sequence[str]) -> Vectors:
         """One normalised row per text, in order. Deterministic for a given ``model_id``."""
         ...
+
+
+@runtime_checkable
+class TextEmbedder(Protocol):
+    """An embedder that also embeds a single text without numpy (the offline one), for
+    processes that should not import it; the numbers equal ``embed([text])[0]``."""
+
+    def embed_one(self, text: str) -> Sequence[float]: ...

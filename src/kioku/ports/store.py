@@ -15,16 +15,17 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-import numpy as np
-import numpy.typing as npt
-
 from kioku.core.model import Embedding, Memory, Relation, Valence
-from kioku.ports.usage import Usage, UsageTotal
+from kioku.records import Record
 
-if TYPE_CHECKING:  # the batch's types: a recall (a hook's fresh process) never loads them
+if TYPE_CHECKING:  # the batch's types and numpy: a recall in a hook's fresh process loads none
+    import numpy as np
+    import numpy.typing as npt
+
     from kioku.core.lifecycle.links import Link
     from kioku.core.lifecycle.log import LogEntry
     from kioku.core.lifecycle.plan import Snapshot
+    from kioku.ports.usage import Usage, UsageTotal
 
 __all__ = [
     "UNSET",
@@ -55,8 +56,8 @@ class Order(StrEnum):
     SCORE_ASC = "score_asc"
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryFilter:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class MemoryFilter(Record):
     """Which memories to read. ``None`` means "any" for every criterion.
 
     ``user_id``/``agent_id`` scope the query; the service always sets them.
@@ -79,8 +80,8 @@ class MemoryFilter:
     order: Order = Order.CREATED_DESC
 
 
-@dataclass(frozen=True, slots=True)
-class MemoryPatch:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class MemoryPatch(Record):
     """A change to some fields of one memory. Only these fields can ever be updated.
 
     Fields left :data:`UNSET` are not touched. ``id``, ``created``, scope and provenance are
@@ -117,8 +118,8 @@ class MemoryPatch:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class ScoringFields:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class ScoringFields(Record):
     """What recall needs to rank a candidate, without decoding the whole memory."""
 
     id: str
@@ -132,8 +133,10 @@ class ScoringFields:
     archived: bool
 
 
-@dataclass(frozen=True, slots=True)
-class StoreStats:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class StoreStats(Record):
+    """Counts of one scope's memories."""
+
     total: int
     by_level: dict[int, int]
     by_category: dict[str, int]
@@ -143,8 +146,10 @@ class StoreStats:
     size_bytes: int
 
 
-@dataclass(frozen=True, slots=True)
-class IntegrityReport:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class IntegrityReport(Record):
+    """What a store's integrity check found."""
+
     ok: bool
     schema_version: int
     expected_schema_version: int

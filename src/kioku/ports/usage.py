@@ -14,6 +14,8 @@ Purpose = Literal["analyze", "summarize", "keywords", "embed"]
 
 @dataclass(frozen=True, slots=True)
 class Usage:
+    """Tokens one provider call used."""
+
     provider: str
     model: str
     purpose: Purpose
@@ -24,6 +26,8 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class UsageTotal:
+    """Tokens and calls summed over a period."""
+
     provider: str
     model: str
     purpose: Purpose

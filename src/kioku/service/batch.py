@@ -72,6 +72,8 @@ class BatchLockedError(KiokuError):
 
 @dataclass(slots=True)
 class DaySummary:
+    """What one replayed day of the batch did."""
+
     day: str
     moment: str
     memories: int = 0
@@ -110,6 +112,8 @@ class DaySummary:
 
 @dataclass(slots=True)
 class BatchReport:
+    """What a batch run did, day by day."""
+
     status: str  # "done", "up_to_date", "already_running", "dry_run"
     days: list[DaySummary] = field(default_factory=list)
     due: list[str] = field(default_factory=list)

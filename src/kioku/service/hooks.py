@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import os
-import queue
 import sys
 import threading
 import time
@@ -32,6 +31,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, TextIO
+
+from kioku.records import Record
 
 if TYPE_CHECKING:
     from kioku.core.model import Memory
@@ -90,8 +91,8 @@ class HookError(Exception):
     """A hook could not do its work (bad input, missing field); logged, never raised out."""
 
 
-@dataclass(frozen=True, slots=True)
-class HookOptions:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class HookOptions(Record):
     """The global options of ``kioku`` as far as hooks need them."""
 
     home: Path | None = None
@@ -130,6 +131,8 @@ def read_stdin(fd: int, total: float, after_first: float) -> bytes:
 
     A daemon thread does the blocking reads, so an stdin that is never closed cannot hold
     the hook up."""
+    import queue
+
     chunks: queue.Queue[bytes] = queue.Queue()
 
     def pump() -> None:
@@ -525,6 +528,8 @@ def drain(options: HookOptions, ingest: IngestFn | None = None) -> DrainReport:
                     settled = _drain_pass(options, kioku, ingest, report, failed) > 0
             # released: look once more, for an entry appended while another worker gave up
         if kioku is not None:
+            if report.added:
+                kioku.warm_vector_cache()  # the next prompt answered in process maps it
             _quietly(start_overdue_batch, kioku, options, "`kioku hook drain`")
     finally:
         if kioku is not None:
@@ -581,6 +586,7 @@ def _dispatch(event: str, options: HookOptions, payload: Mapping[str, Any]) -> s
             return warm
         # No overdue-batch check here: SessionStart and the daemon make it, and on every
         # prompt answered in process it would cost the import of the batch machinery.
+        _limit_blas_threads()
         with options.open() as kioku:
             return user_prompt_context(kioku, prompt, _text(payload, "session_id"))
     if event == "session-start":
@@ -591,6 +597,17 @@ def _dispatch(event: str, options: HookOptions, payload: Mapping[str, Any]) -> s
             _quietly(start_overdue_batch, kioku, options, "the SessionStart hook")
         return text
     raise HookError(f"unknown hook event {event!r}")
+
+
+def _limit_blas_threads() -> None:
+    """Let OpenBLAS start one thread, should this process load numpy (unless the user chose).
+
+    A prompt answered in process usually searches the vector cache file without numpy. When it
+    cannot (the file is missing or stale after a write), it loads numpy for one small product,
+    which a thread pool does not speed up while the pool's idle threads spin on the CPU: about
+    a third more CPU time. OpenBLAS reads the variable when it loads; nothing this process
+    starts from here on inherits it (the daemon was started before)."""
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
 def _ask_daemon(options: HookOptions, prompt: str, session_id: str | None) -> str | None:

@@ -23,6 +23,7 @@ from kioku.errors import (
     ProtectionLimitError,
 )
 from kioku.ports.store import MemoryFilter, MemoryPatch, Order, Store
+from kioku.records import Record
 from kioku.service.home import DB_FILENAME, resolve_home, store_factory
 from kioku.service.recall import RecallResult, run_recall
 
@@ -46,8 +47,8 @@ _ID_ATTEMPTS = 8
 VECTOR_MODEL_KEY = "embedding_model"
 
 
-@dataclass(frozen=True, slots=True)
-class Stats:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Stats(Record):
     """Counts for one owner scope, plus the store's size and the protection cap."""
 
     store: StoreStats
@@ -626,7 +627,20 @@ class Kioku:
         from kioku.service.batch import run_batches
 
         lock = None if self.home is None else self.home / "batch.lock"
-        return run_batches(self, now=now, dry_run=dry_run, progress=progress, lock_path=lock)
+        report = run_batches(self, now=now, dry_run=dry_run, progress=progress, lock_path=lock)
+        if report.status == "done":
+            self.warm_vector_cache()
+        return report
+
+    def warm_vector_cache(self) -> None:
+        """Build the vector cache of the configured model now, after writes, so that the next
+        process (a hook answering a prompt) finds its file ready rather than rebuilding it.
+        Best-effort: trouble is a warning, the cache is rebuilt at the next search anyway."""
+        probe = [1.0] + [0.0] * (self.embedder.dim - 1)
+        try:
+            self.store.vector_search(self.embedder.model_id, probe, self._scoped(), 1)
+        except KiokuError as exc:
+            self._warn(f"the vector cache was not prepared: {exc}")
 
     def lifecycle_log(
         self,

@@ -37,8 +37,9 @@ from kioku.core.recall import (
     resonance,
 )
 from kioku.core.recall import select_results as select
-from kioku.ports.embedder import Embedder
+from kioku.ports.embedder import Embedder, TextEmbedder
 from kioku.ports.store import MemoryFilter, MemoryPatch, ScoringFields, Store
+from kioku.records import Record
 
 __all__ = [
     "MAX_QUERY_CHARS",
@@ -59,8 +60,8 @@ _CONTEXT_TURNS = 2
 _CONTEXT_SPAN = timedelta(hours=1)
 
 
-@dataclass(frozen=True, slots=True)
-class Recalled:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Recalled(Record):
     """One recalled memory and every component of its score.
 
     ``relevance`` is the query match (``similarity`` and ``lexical`` weighted) plus ``context``,
@@ -88,15 +89,17 @@ class Recalled:
     context: float = 0.0
 
 
-@dataclass(frozen=True, slots=True)
-class RecallResult:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class RecallResult(Record):
+    """What a recall returns: the memories chosen and the block to inject."""
+
     query: str
     items: tuple[Recalled, ...]
     block: str
 
 
-@dataclass(frozen=True, slots=True)
-class SessionMood:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class SessionMood(Record):
     """What a session carries between turns: the last memory's emotion and category."""
 
     emotion: EmotionState
@@ -276,6 +279,16 @@ def _related(
     return out
 
 
+def query_vector(embedder: Embedder, text: str) -> list[float]:
+    """The vector of one query text. An embedder that embeds one text on its own (the offline
+    one does it without numpy) is asked that way, so a hook's fresh process need not load
+    numpy; its numbers are the same as ``embed([text])[0]``."""
+    if isinstance(embedder, TextEmbedder):
+        return list(embedder.embed_one(text))
+    vector: list[float] = embedder.embed([text])[0].tolist()
+    return vector
+
+
 def run_recall(
     *,
     store: Store,
@@ -305,11 +318,9 @@ def run_recall(
             lexical = dict(store.search_lexical(terms, flt, weights.candidates))
     similar: dict[str, float] = {}
     if embedder is not None and weights.vector > 0:
-        vector = embedder.embed([text])[0]
-        if float(vector @ vector) > 0:
-            similar = dict(
-                store.vector_search(embedder.model_id, vector.tolist(), flt, weights.candidates)
-            )
+        vector = query_vector(embedder, text)
+        if any(vector):
+            similar = dict(store.vector_search(embedder.model_id, vector, flt, weights.candidates))
     best_lexical = max(lexical.values(), default=0.0)
     if best_lexical > 0:
         lexical = {key: value / best_lexical for key, value in lexical.items()}

@@ -159,6 +159,8 @@ def start_detached_batch(home: Path, config_path: Path | None, reason: str) -> i
 
 @dataclass(frozen=True, slots=True)
 class UnitFile:
+    """A file the scheduler installs, and what it holds."""
+
     path: Path
     text: str
 

@@ -193,6 +193,8 @@ def _first_words(text: str, n: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class SimCheck:
+    """One check of a simulation run and whether it held."""
+
     name: str  # "ratios", "protected" or "log"
     ok: bool
     detail: str

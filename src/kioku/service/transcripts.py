@@ -115,6 +115,8 @@ class IngestResult:
 
 @dataclass(slots=True)
 class _Entry:
+    """One usable line of a transcript."""
+
     line: int
     kind: str
     data: Mapping[str, Any]
@@ -266,6 +268,8 @@ def _assistant_parts(blocks: Sequence[Mapping[str, Any]]) -> Iterator[tuple[str,
 
 @dataclass(slots=True)
 class _Open:
+    """A turn being assembled from transcript entries."""
+
     entry: _Entry
     user: str
     pieces: list[str] = field(default_factory=list)

@@ -107,6 +107,8 @@ class _Turn:
 
 @dataclass(slots=True)
 class _Entry:
+    """One message of the window with its turn and time."""
+
     message: Message
     turn: _Turn | None  # None: a system message, a summary or a notice
 

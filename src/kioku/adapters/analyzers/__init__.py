@@ -7,10 +7,12 @@ analyzer, so a provider failure costs a warning, never a turn.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
-from kioku.config.schema import LlmConfig
-from kioku.ports.analyzer import Analyzer
-from kioku.ports.usage import UsageSink
+if TYPE_CHECKING:
+    from kioku.config.schema import LlmConfig
+    from kioku.ports.analyzer import Analyzer
+    from kioku.ports.usage import UsageSink
 
 __all__ = ["create_analyzer"]
 

@@ -9,13 +9,15 @@ default.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from kioku.adapters.provider_config import provider_name, resolve_key
 from kioku.config.schema import EmbeddingConfig
 from kioku.errors import ConfigError
 from kioku.ports.embedder import Embedder
-from kioku.ports.usage import UsageSink
+
+if TYPE_CHECKING:
+    from kioku.ports.usage import UsageSink
 
 __all__ = ["KNOWN_PROVIDERS", "create_embedder"]
 

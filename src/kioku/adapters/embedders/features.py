@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Final
 
+from kioku.adapters.text.patterns import LazyPattern
+
 __all__ = [
     "EN_STOPWORDS",
     "Features",
@@ -62,7 +64,7 @@ JA_STOP_LEMMAS: Final = frozenset(
 #: UniDic coarse parts of speech kept as Japanese content words.
 _JA_CONTENT_POS: Final = ("名詞", "動詞", "形容詞", "形状詞", "副詞")
 
-_CJK_RUN: Final = re.compile(
+_CJK_RUN: Final = LazyPattern(
     r"[\u3041-\u309f\u30a0-\u30ff\u31f0-\u31ff\u3400-\u4dbf\u4e00-\u9fff々〆ー]+"
 )
 _HIRAGANA: Final = re.compile(r"^[\u3041-\u309fー]+$")
@@ -115,7 +117,8 @@ def light_stem(word: str) -> str:
 def english_terms(text: str, *, stem: bool = True, stopwords: bool = True) -> list[str]:
     """Content words of the non-CJK parts of ``text``, in order (for BM25 and the embedder)."""
     out: list[str] = []
-    for match in _WORD.finditer(normalize(_CJK_RUN.sub(" ", text))):
+    latin = text if text.isascii() else _CJK_RUN.get().sub(" ", text)
+    for match in _WORD.finditer(normalize(latin)):
         word = match.group()
         if stopwords and word in EN_STOPWORDS:
             continue
@@ -159,7 +162,8 @@ def extract_features(text: str, lemmatize: JapaneseLemmatizer | None = None) -> 
     for a, b in itertools.pairwise(terms):
         feats.bigrams[f"b:{a} {b}"] += 1
     lemma_of = lemmatize or _script_lemmas
-    for match in _CJK_RUN.finditer(norm):
+    runs = () if norm.isascii() else _CJK_RUN.get().finditer(norm)
+    for match in runs:
         run = match.group()
         feats.chars.update(_ja_chars(run))
         lemmas = [

@@ -6,6 +6,11 @@ L2-normalised and weighted, and the sum is L2-normalised. It is a lexical embedd
 memories that share words, word forms and spellings with the query (in English and Japanese), not
 paraphrases with no word in common. ``docs/embedders.md`` gives the measurements behind it.
 
+The vector of one text is computed in plain Python, without numpy (:meth:`HashEmbedder.embed_one`,
+for short-lived processes that cannot afford numpy's import): bucket sums in feature order, norms
+with :func:`math.fsum`, rounded to float32 last. :meth:`HashEmbedder.embed` stacks those rows into
+a numpy matrix, so the two agree byte for byte.
+
 The ``model_id`` names the algorithm version, the dimension and the Japanese word source
 (``offline:hash-v1-1024`` with fugashi + UniDic, ``offline:hash-v1-1024-script`` without), so
 vectors made with other settings are never compared with these.
@@ -13,21 +18,23 @@ vectors made with other settings are never compared with these.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
+import math
 import threading
+from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
-import numpy as np
-import numpy.typing as npt
-
+from kioku.digests import blake2b
 from kioku.errors import KiokuError
-from kioku.ports.embedder import Vectors
+from kioku.records import Record
 
 from .features import Features, JapaneseLemmatizer, extract_features
+
+if TYPE_CHECKING:
+    from kioku.ports.embedder import Vectors
 
 __all__ = [
     "ALGORITHM",
@@ -45,14 +52,16 @@ _MAX_DIM: Final = 65536
 #: Texts embedded per internal batch (bounds the working memory).
 _CHUNK: Final = 1024
 _TINY: Final = 1e-12
+#: Features whose bucket and sign an embedder remembers (the cache is emptied when full).
+_SLOT_CACHE: Final = 1 << 16
 #: All-hiragana character n-grams are mostly grammar (した, ました): they count for less.
 _HIRAGANA_SCALE: Final = 0.3
 
 JapaneseMode = Literal["auto", "fugashi", "script"]
 
 
-@dataclass(frozen=True, slots=True)
-class HashWeights:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class HashWeights(Record):
     """The weight of each feature group in the sum (each group is unit length before it)."""
 
     words: float = 1.0
@@ -62,9 +71,7 @@ class HashWeights:
 
 @lru_cache(maxsize=1 << 18)
 def _hash(feature: str) -> int:
-    return int.from_bytes(
-        hashlib.blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little"
-    )
+    return int.from_bytes(blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
 
 
 class _FugashiLemmatizer:
@@ -152,6 +159,7 @@ class HashEmbedder:
             )
         )
         self._model_id = f"offline:{ALGORITHM}-{dim}{suffix}{tuned}"
+        self._slots: dict[str, tuple[int, float]] = {}
 
     @property
     def model_id(self) -> str:
@@ -166,52 +174,71 @@ class HashEmbedder:
         return extract_features(text, self._lemmatize)
 
     def embed(self, texts: Sequence[str]) -> Vectors:
-        out = np.zeros((len(texts), self._dim), dtype=np.float32)
-        for start in range(0, len(texts), _CHUNK):
+        """One row per text: the rows of :meth:`embed_one`, stacked into a float32 matrix."""
+        import numpy as np
+
+        n, dim = len(texts), self._dim
+        out = np.empty((n, dim), dtype=np.float32)
+        for start in range(0, n, _CHUNK):
             chunk = texts[start : start + _CHUNK]
-            out[start : start + len(chunk)] = self._embed_chunk(chunk)
+            data = b"".join([self.embed_one(text).tobytes() for text in chunk])
+            out[start : start + len(chunk)] = np.frombuffer(data, dtype=np.float32).reshape(
+                len(chunk), dim
+            )
         return out
 
-    def _embed_chunk(self, texts: Sequence[str]) -> Vectors:
-        n, dim = len(texts), self._dim
-        weights = np.array(
-            [self._weights.words, self._weights.bigrams, self._weights.chars], dtype=np.float64
-        )
-        groups = len(weights)
-        rows: list[int] = []
-        hashes: list[int] = []
-        counts: list[int] = []
-        scales: list[float] = []
-        for i, text in enumerate(texts):
-            feats = self.features(text)
-            for g, counter in enumerate((feats.words, feats.bigrams, feats.chars)):
-                if weights[g] <= 0:
-                    continue
-                row = i * groups + g
-                for feature, count in counter.items():
-                    rows.append(row)
-                    hashes.append(_hash(feature))
-                    counts.append(count)
-                    scales.append(_HIRAGANA_SCALE if feature.startswith("h:") else 1.0)
-        if not rows:
-            return np.zeros((n, dim), dtype=np.float32)
-        h = np.array(hashes, dtype=np.uint64)
-        buckets = (h % np.uint64(dim)).astype(np.int64)
-        signs = 1.0 - 2.0 * (h >> np.uint64(63)).astype(np.float64)
-        tf = 1.0 + np.log(np.array(counts, dtype=np.float64))
-        values = signs * tf * np.array(scales, dtype=np.float64)
-        cells = np.array(rows, dtype=np.int64) * dim + buckets
-        flat = np.bincount(cells, weights=values, minlength=n * groups * dim)
-        grid = np.asarray(flat, dtype=np.float64).reshape(n, groups, dim)
-        _normalize_last(grid)
-        summed: npt.NDArray[np.float64] = np.einsum("g,ngd->nd", weights, grid)
-        _normalize_last(summed)
-        result: Vectors = summed.astype(np.float32)
-        return result
+    def embed_one(self, text: str) -> array[float]:
+        """The unit (or, with no features, zero) float32 vector of one text, without numpy.
 
+        Each feature adds ``±(1 + ln count)`` (times ``_HIRAGANA_SCALE`` for all-hiragana
+        n-grams) to its hashed bucket, in feature order; each group is divided by its length and
+        weighted, the groups are added in order (words, bigrams, chars), the sum is divided by its
+        length and rounded to float32. Norms use :func:`math.fsum`, so the result depends on no
+        library's order of summation.
+        """
+        feats = self.features(text)
+        weights = self._weights
+        slots = self._slots
+        log = math.log
+        combined: dict[int, float] = {}
+        for weight, counter in (
+            (weights.words, feats.words),
+            (weights.bigrams, feats.bigrams),
+            (weights.chars, feats.chars),
+        ):
+            if weight <= 0 or not counter:
+                continue
+            group: dict[int, float] = {}
+            get = group.get
+            for feature, count in counter.items():
+                slot = slots.get(feature) or self._slot(feature)
+                bucket, value = slot
+                if count != 1:
+                    value *= 1.0 + log(count)
+                group[bucket] = get(bucket, 0.0) + value
+            norm = math.sqrt(math.fsum([v * v for v in group.values()]))
+            if not norm > _TINY:
+                continue  # the group adds nothing
+            if combined:
+                add = combined.get
+                for bucket, v in group.items():
+                    combined[bucket] = add(bucket, 0.0) + weight * (v / norm)
+            else:
+                combined = {bucket: weight * (v / norm) for bucket, v in group.items()}
+        vector = array("f", bytes(4 * self._dim))
+        norm = math.sqrt(math.fsum([c * c for c in combined.values()]))
+        if norm > _TINY:
+            for bucket, c in combined.items():
+                vector[bucket] = c / norm
+        return vector
 
-def _normalize_last(matrix: npt.NDArray[np.float64]) -> None:
-    """Scale each vector along the last axis to unit length in place (zero vectors stay zero)."""
-    norms = np.sqrt(np.einsum("...d,...d->...", matrix, matrix))[..., np.newaxis]
-    np.divide(matrix, norms, out=matrix, where=norms > _TINY)
-    matrix[np.broadcast_to(norms <= _TINY, matrix.shape)] = 0.0
+    def _slot(self, feature: str) -> tuple[int, float]:
+        """A feature's bucket and signed scale: ``±1`` (``±_HIRAGANA_SCALE`` for ``h:``)."""
+        h = _hash(feature)
+        scale = _HIRAGANA_SCALE if feature.startswith("h:") else 1.0
+        # sign * (1 + ln count) * scale with sign = ±1 is exact in any order: the sign goes here.
+        slot = (h % self._dim, -scale if h >> 63 else scale)
+        if len(self._slots) >= _SLOT_CACHE:
+            self._slots.clear()
+        self._slots[feature] = slot
+        return slot

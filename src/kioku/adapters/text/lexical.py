@@ -12,11 +12,13 @@ from __future__ import annotations
 import re
 from typing import Final
 
+from kioku.adapters.text.patterns import LazyPattern
+
 __all__ = ["index_terms", "query_terms"]
 
-_JA = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆ヵヶー]")
+_JA = LazyPattern(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff々〆ヵヶー]")
 _WORD = re.compile(r"[0-9a-z]+(?:['’][a-z]+)?")
-_KANJI_HEAD = re.compile(r"^[\u3400-\u4dbf\u4e00-\u9fff々]+")
+_KANJI_HEAD = LazyPattern(r"^[\u3400-\u4dbf\u4e00-\u9fff々]+")
 #: Only what carries no topic at all; question words and time words stay searchable.
 _STOP_EN: Final = frozenset(
     "a an the and or but if of to in on at by for from with as is am are was were be been "
@@ -64,7 +66,7 @@ def _japanese(text: str) -> list[str]:
             terms.extend(_english(token.surface))
         elif token.pos in _JA_KEEP_POS and token.detail != "nonindependent":
             if token.pos in ("verb", "adj"):
-                head = _KANJI_HEAD.match(token.surface)
+                head = _KANJI_HEAD.get().match(token.surface)
                 terms.append(head.group(0) if head else token.surface)
             else:
                 terms.append(token.surface.lower())
@@ -74,7 +76,7 @@ def _japanese(text: str) -> list[str]:
 def index_terms(text: str) -> list[str]:
     """The searchable terms of ``text``, in order (repeats kept: they count for BM25)."""
     text = text[:_MAX_CHARS]
-    if _JA.search(text):
+    if not text.isascii() and _JA.get().search(text):
         return _japanese(text)
     return _english(text)
 

@@ -40,6 +40,8 @@ class Node:
 
 @dataclass(frozen=True, slots=True, order=True)
 class Link:
+    """A typed, directed relation between two memories."""
+
     source: str
     target: str
     type: str
@@ -47,6 +49,8 @@ class Link:
 
 @dataclass(frozen=True, slots=True)
 class LinkChanges:
+    """The links a batch removes and adds, each with the reason."""
+
     removed: tuple[tuple[Link, str], ...]  # (link, why): "inactive" or "turned"
     added: tuple[tuple[Link, str, float], ...]  # (link, why, similarity): "turned" or "similar"
 

@@ -25,6 +25,8 @@ class Event(StrEnum):
 
 @dataclass(frozen=True, slots=True)
 class LogEntry:
+    """One line of the lifecycle log: a memory moved, compressed, archived or erased."""
+
     event: Event
     memory_id: str
     at: datetime

@@ -13,6 +13,8 @@ __all__ = ["CliState"]
 
 @dataclass(slots=True)
 class CliState:
+    """The global options of one ``kioku`` invocation."""
+
     home_arg: Path | None
     config_path: Path | None
     user_id: str | None

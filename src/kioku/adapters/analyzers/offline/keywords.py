@@ -52,6 +52,8 @@ def _ja_stop_nouns() -> frozenset[str]:
 
 @dataclass(slots=True)
 class Candidate:
+    """A keyword candidate and its score."""
+
     text: str
     score: float
     first: int

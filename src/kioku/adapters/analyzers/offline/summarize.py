@@ -54,6 +54,8 @@ _REQUEST_EN: Final = re.compile(r"^(?:please|can you|could you|would you)\b|\bpl
 
 @dataclass(frozen=True, slots=True)
 class _Field:
+    """One text being summarised: its language, sentences and keyword candidates."""
+
     text: str
     lang: str
     sentences: list[str]

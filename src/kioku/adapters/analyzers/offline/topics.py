@@ -53,6 +53,8 @@ class TopicScores:
 
 @dataclass(frozen=True, slots=True)
 class _Tables:
+    """The topic lexicon, loaded once."""
+
     ja: dict[str, tuple[str, float]]
     ja_max: int
     en_words: dict[str, tuple[str, float]]

@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
-from kioku.adapters.store.sqlite import lifecycle, schema_v2, search, usage
+from kioku.adapters.store.sqlite import schema_v2, search, usage
 from kioku.adapters.store.sqlite.connection import is_busy, is_corrupt
 from kioku.core.timefmt import format_ts
 from kioku.errors import KiokuError, StoreError
+from kioku.records import Record
 
 __all__ = [
     "LATEST_VERSION",
@@ -43,8 +44,10 @@ __all__ = [
 Step = Callable[[sqlite3.Connection], None]
 
 
-@dataclass(frozen=True, slots=True)
-class Migration:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Migration(Record):
+    """One step of the schema's history."""
+
     version: int
     name: str
     steps: tuple[Step, ...]
@@ -60,6 +63,13 @@ def _sql_step(*statements: str) -> Step:
             conn.execute(statement)
 
     return run
+
+
+def _create_lifecycle_log(conn: sqlite3.Connection) -> None:
+    # Imported here: the batch's module loads numpy, which opening a store does not need.
+    from kioku.adapters.store.sqlite.lifecycle import CREATE_LOG
+
+    _sql_step(*CREATE_LOG)(conn)
 
 
 SPEC_000_SCHEMA: Final = (
@@ -117,7 +127,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(3, "token_usage", (_sql_step(*usage.CREATE_USAGE),)),
     Migration(4, "lexical_index", (search.create_index, search.backfill)),
-    Migration(5, "lifecycle_log", (_sql_step(*lifecycle.CREATE_LOG),)),
+    Migration(5, "lifecycle_log", (_create_lifecycle_log,)),
 )
 
 #: The schema version this code writes and expects.

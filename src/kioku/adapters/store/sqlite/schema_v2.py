@@ -12,7 +12,6 @@ safe repair stop the migration with a message naming them, leaving the file unch
 from __future__ import annotations
 
 import json
-import logging
 import sqlite3
 from datetime import UTC, datetime, tzinfo
 from typing import Final
@@ -20,6 +19,7 @@ from typing import Final
 from kioku.core.model import RelationType
 from kioku.core.timefmt import format_ts, parse_ts
 from kioku.errors import StoreError
+from kioku.logs import LazyLogger
 
 __all__ = [
     "COPY_MEMORIES",
@@ -33,7 +33,7 @@ __all__ = [
     "refuse_unrepairable_rows",
 ]
 
-_log = logging.getLogger(__name__)
+_log = LazyLogger(__name__)
 
 _REQUIRED_LEGACY: Final = (
     "id",

@@ -19,9 +19,7 @@ so a small store ranks every match of its rarest terms within the full budget.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import logging
 import math
 import re
 import sqlite3
@@ -30,7 +28,10 @@ from dataclasses import dataclass
 from typing import Final
 
 from kioku.adapters.text.lexical import index_terms
+from kioku.digests import blake2b
 from kioku.errors import StoreError
+from kioku.logs import LazyLogger
+from kioku.records import Record
 
 __all__ = [
     "BACKFILL_BATCH",
@@ -52,7 +53,7 @@ __all__ = [
     "terms_text",
 ]
 
-_log = logging.getLogger(__name__)
+_log = LazyLogger(__name__)
 
 CREATE_FTS: Final = (
     "CREATE VIRTUAL TABLE memories_fts USING fts5("
@@ -92,7 +93,7 @@ def terms_text(trigger: str, content: str, keywords: Iterable[str]) -> str:
 
 
 def _home_slot(memory_id: str) -> int:
-    digest = hashlib.blake2b(memory_id.encode("utf-8"), digest_size=8).digest()
+    digest = blake2b(memory_id.encode("utf-8"), digest_size=8).digest()
     return int.from_bytes(digest, "big") >> 2  # 62 bits: probing never passes 2**63 - 1
 
 
@@ -223,8 +224,8 @@ _PROBE_MIN: Final = 32
 _ONE_TOKEN: Final = re.compile(r"[^\W_]+")
 
 
-@dataclass(frozen=True, slots=True)
-class LexicalQuery:
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class LexicalQuery(Record):
     """What :func:`search` runs: a MATCH expression and, for a common term in a large store,
     the window of rowids (an unbiased sample of the matches) that is ranked."""
 

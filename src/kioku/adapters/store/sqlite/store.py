@@ -8,8 +8,10 @@ same transaction as the memories they describe. The vectors of a model are cache
 and, for the next process, in a file beside the database (:mod:`.vector_file`): written after
 a search built them from the rows outside any transaction, removed when a memory is erased.
 
-The modules for writes and upkeep (:mod:`.writes`, :mod:`.maintenance`) are imported when
-first used: a Claude Code hook opens the store in a fresh process only to read.
+The modules for writes and upkeep (:mod:`.writes`, :mod:`.maintenance`), the batch's
+(:mod:`.lifecycle`) and numpy's vector cache (:mod:`.vectors`, :mod:`.vector_file`) are
+imported when first used: a Claude Code hook opens the store in a fresh process only to read,
+and a process that has not loaded numpy searches the cache file with :mod:`.vector_lite`.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from __future__ import annotations
 import builtins
 import json
 import sqlite3
+import sys
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
@@ -26,18 +29,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Final
 
-import numpy as np
-import numpy.typing as npt
-
-from kioku.adapters.store.sqlite import (
-    lifecycle,
-    migrations,
-    rows,
-    search,
-    vector_file,
-    vectors,
-)
-from kioku.adapters.store.sqlite import usage as usage_rows
+from kioku.adapters.store.sqlite import migrations, rows, search, vector_lite
 from kioku.adapters.store.sqlite.connection import connect, translating
 from kioku.adapters.store.sqlite.queries import (
     SELECT_MEMORIES,
@@ -47,6 +39,8 @@ from kioku.adapters.store.sqlite.queries import (
     placeholders,
     where_clause,
 )
+from kioku.adapters.store.sqlite.vector_layout import cache_dir, file_name
+from kioku.adapters.store.sqlite.vector_version import embedding_models, read_version
 from kioku.core.model import Memory, Valence
 from kioku.errors import StoreError, ValidationError
 from kioku.ports.store import (
@@ -56,12 +50,17 @@ from kioku.ports.store import (
     ScoringFields,
     StoreStats,
 )
-from kioku.ports.usage import Usage, UsageTotal
 
 if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    from kioku.adapters.store.sqlite import vectors
+    from kioku.adapters.store.sqlite.vector_file import VectorFiles
     from kioku.core.lifecycle.links import Link
     from kioku.core.lifecycle.log import LogEntry
     from kioku.core.lifecycle.plan import Snapshot
+    from kioku.ports.usage import Usage, UsageTotal
 
 __all__ = ["DEFAULT_BUSY_TIMEOUT_MS", "SqliteStore", "open_sqlite_store"]
 
@@ -77,7 +76,7 @@ class SqliteStore:
         self._depth = 0
         # model -> the vectors of that model (None: it has none) as of a vectors_version.
         self._vectors: dict[str, tuple[int, vectors.ModelVectors | None]] = {}
-        self._vector_files = vector_file.VectorFiles(self._path)
+        self._files: VectorFiles | None = None
         conn = connect(self._path, busy_timeout_ms)
         try:
             with translating(self._path):
@@ -92,6 +91,14 @@ class SqliteStore:
     @property
     def path(self) -> Path:
         return self._path
+
+    @property
+    def _vector_files(self) -> VectorFiles:
+        if self._files is None:
+            from kioku.adapters.store.sqlite.vector_file import VectorFiles
+
+            self._files = VectorFiles(self._path)
+        return self._files
 
     @property
     def schema_version(self) -> int:
@@ -254,12 +261,16 @@ class SqliteStore:
             )
 
     def record_usage(self, usage: Usage) -> None:
+        from kioku.adapters.store.sqlite import usage as usage_rows
+
         with self._writing() as conn:
             usage_rows.insert_usage(conn, usage)
 
     # -- reads -------------------------------------------------------------------------
 
     def usage_totals(self, since: datetime | None = None) -> builtins.list[UsageTotal]:
+        from kioku.adapters.store.sqlite import usage as usage_rows
+
         with self._reading() as conn:
             return usage_rows.usage_totals(conn, since)
 
@@ -385,8 +396,25 @@ class SqliteStore:
         check_page(limit, 0)
         persist = False
         with self._reading() as conn:
-            version = vectors.read_version(conn)
+            version = read_version(conn)
             cached = self._vectors.get(model)
+            if (cached is None or cached[0] != version) and "numpy" not in sys.modules:
+                # The file at this version holds exactly this snapshot's vectors.
+                directory = cache_dir(self._path)
+                found = vector_lite.search(
+                    None if directory is None else directory / file_name(model),
+                    model,
+                    version,
+                    query,
+                    flt.user_id,
+                    flt.agent_id,
+                    flt.archived,
+                    limit,
+                )
+                if found is not None:
+                    return found
+            from kioku.adapters.store.sqlite import vectors
+
             if cached is None or cached[0] != version:
                 cached = (version, vectors.load(conn, model, version, self._vector_files))
                 # Inside atomic() the snapshot may yet roll back: use it, never keep it.
@@ -398,7 +426,7 @@ class SqliteStore:
             return []
         if persist and self._vector_files.write(cached[1]) is not None:
             with self._reading() as conn:
-                changed = vectors.read_version(conn) != cached[0]
+                changed = read_version(conn) != cached[0]
             if changed:
                 # A write came while the file was made (an erasure, perhaps, whose removal of
                 # the files ran before this one was renamed into place): take it away again.
@@ -408,11 +436,13 @@ class SqliteStore:
     def embedding_models(self, flt: MemoryFilter) -> dict[str | None, int]:
         where, params = where_clause(_scope_only(flt))
         with self._reading() as conn:
-            return vectors.embedding_models(conn, where, params)
+            return embedding_models(conn, where, params)
 
     # -- the batch and its log --------------------------------------------------------
 
     def batch_snapshot(self, until: datetime) -> Snapshot:
+        from kioku.adapters.store.sqlite import lifecycle
+
         with self._reading() as conn:
             return lifecycle.read_snapshot(conn, until)
 
@@ -424,15 +454,21 @@ class SqliteStore:
         recall_count: Sequence[int],
         score: Sequence[float],
     ) -> None:
+        from kioku.adapters.store.sqlite import lifecycle
+
         with self._writing() as conn:
             lifecycle.write_scores(conn, ids, memory_days, coefficient, recall_count, score)
 
     def add_links(self, links: Sequence[Link], at: datetime) -> None:
+        from kioku.adapters.store.sqlite import lifecycle
+
         if links:
             with self._writing() as conn:
                 lifecycle.add_links(conn, links, at)
 
     def remove_links(self, pairs: Sequence[tuple[str, str]]) -> None:
+        from kioku.adapters.store.sqlite import lifecycle
+
         if pairs:
             with self._writing() as conn:
                 lifecycle.remove_links(conn, pairs)
@@ -440,10 +476,14 @@ class SqliteStore:
     def link_vectors(
         self, model: str, user_id: str, agent_id: str, ids: Sequence[str] | None
     ) -> tuple[builtins.list[str], npt.NDArray[np.float32]]:
+        from kioku.adapters.store.sqlite import lifecycle
+
         with self._reading() as conn:
             return lifecycle.read_vectors(conn, model, user_id, agent_id, ids)
 
     def append_log(self, entries: Sequence[LogEntry]) -> None:
+        from kioku.adapters.store.sqlite import lifecycle
+
         if entries:
             with self._writing() as conn:
                 lifecycle.append_log(conn, entries)
@@ -460,6 +500,8 @@ class SqliteStore:
     ) -> builtins.list[LogEntry]:
         if limit is not None:
             check_page(limit, 0)
+        from kioku.adapters.store.sqlite import lifecycle
+
         with self._reading() as conn:
             return lifecycle.read_log(
                 conn,

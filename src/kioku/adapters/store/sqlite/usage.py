@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import sqlite3
 from datetime import UTC, datetime
-from typing import Final, cast
+from typing import TYPE_CHECKING, Final, cast
 
 from kioku.core.timefmt import format_ts
-from kioku.ports.usage import Purpose, Usage, UsageTotal
+
+if TYPE_CHECKING:
+    from kioku.ports.usage import Purpose, Usage, UsageTotal
 
 __all__ = ["CREATE_USAGE", "insert_usage", "usage_totals"]
 
@@ -43,6 +45,8 @@ def insert_usage(conn: sqlite3.Connection, usage: Usage) -> None:
 
 
 def usage_totals(conn: sqlite3.Connection, since: datetime | None) -> list[UsageTotal]:
+    from kioku.ports.usage import UsageTotal
+
     rows = conn.execute(
         "SELECT provider, model, purpose, COUNT(*), SUM(input_tokens), SUM(output_tokens), "
         "MIN(at_utc), MAX(at_utc) "
@@ -54,7 +58,7 @@ def usage_totals(conn: sqlite3.Connection, since: datetime | None) -> list[Usage
         UsageTotal(
             provider=str(r[0]),
             model=str(r[1]),
-            purpose=cast(Purpose, r[2]),
+            purpose=cast("Purpose", r[2]),
             calls=int(r[3]),
             input_tokens=int(r[4] or 0),
             output_tokens=int(r[5] or 0),

@@ -15,12 +15,10 @@ process, another one, or a database restored from a backup) never matches. A fil
 header, sizes or checksum do not hold up is ignored; the store rebuilds from SQLite and
 writes the file again. Deleting the files is always safe: they hold nothing SQLite does not.
 
-Layout (the header length and the CRC little-endian; the arrays in the writer's byte order,
-which the header names: a reader of the other order rebuilds)::
-
-    b"KIOKUVEC" | u64 header length | header (UTF-8 JSON) | zero padding to 64 bytes
-    | columns: float32, (dim, n), C order | scope codes: int32, n | archived: uint8, n
-    | ids: UTF-8, joined by NUL | u32 CRC-32 of everything but the columns
+The layout is described in :mod:`.vector_layout` (format 2): the transposed float32 matrix,
+scope codes, archived flags and ids, plus a quantised copy of the matrix (one byte per
+component, with a step per row) and where each id ends, which let :mod:`.vector_lite` search the
+file without numpy.
 
 Reading maps the file: the matrix is a read-only view of the mapping, not a copy, and a
 search whose query has few non-zero components reads only those rows of it. So the hot path
@@ -40,47 +38,44 @@ files (the next search writes them again without it).
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
-import logging
 import mmap
 import os
 import sys
 import time
 import zlib
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
+import numpy.typing as npt
 
 from kioku.adapters.store.sqlite.connection import OWNER_ONLY_DIR, OWNER_ONLY_FILE
-from kioku.adapters.store.sqlite.vectors import ModelVectors
+from kioku.adapters.store.sqlite.vector_layout import (
+    ALIGN,
+    CRC_BYTES,
+    FORMAT_VERSION,
+    LENGTH_BYTES,
+    LEVEL_SPAN,
+    LEVEL_ZERO,
+    MAGIC,
+    SEPARATOR,
+    SUFFIX,
+    Layout,
+    cache_dir,
+    file_name,
+    file_version,
+    sections,
+)
+from kioku.adapters.store.sqlite.vectors import IdColumn, ModelVectors
+from kioku.logs import LazyLogger
 
 __all__ = ["FORMAT_VERSION", "SUFFIX", "VectorFiles", "cache_dir"]
 
-_log = logging.getLogger(__name__)
+_log = LazyLogger(__name__)
 
-#: Bumped whenever the layout changes; files of another format are rebuilt.
-FORMAT_VERSION: Final = 1
-#: The name of a cache file is a hash of its model plus this suffix.
-SUFFIX: Final = ".vec"
-_MAGIC: Final = b"KIOKUVEC"
-_ALIGN: Final = 64
-_LENGTH_BYTES: Final = 8
-_CRC_BYTES: Final = 4
-#: A header is a few hundred bytes plus the scopes; anything larger is not ours.
-_MAX_HEADER: Final = 1 << 24
 #: Temporary files older than this were left by a writer that died: removed on the next write.
 _STALE_TEMP_SECONDS: Final = 600.0
-_SEPARATOR: Final = "\x00"
-
-
-def cache_dir(db_path: Path) -> Path | None:
-    """Where the cache files of the database at ``db_path`` go (None: an in-memory one)."""
-    name = str(db_path)
-    if name == ":memory:" or name.startswith("file:") or not db_path.name:
-        return None
-    return db_path.with_name(db_path.name + ".vectors")
 
 
 class VectorFiles:
@@ -99,8 +94,7 @@ class VectorFiles:
         """The file of ``model`` (None: this database keeps no files)."""
         if self._dir is None:
             return None
-        digest = hashlib.sha256(model.encode("utf-8", "surrogatepass")).hexdigest()[:32]
-        return self._dir / f"{digest}{SUFFIX}"
+        return self._dir / file_name(model)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -164,7 +158,7 @@ class VectorFiles:
             return False
         try:
             with open(path, "rb") as file:
-                _Layout.of(memoryview(file.read()), deep=True)
+                Layout.of(memoryview(file.read()), deep=True)
         except Exception:
             return False
         return True
@@ -183,111 +177,82 @@ class VectorFiles:
                     entry.unlink()
 
 
-class _Layout:
-    """Where the sections of a file are, once its structure and checksums hold up."""
-
-    __slots__ = ("header", "ids", "offset", "size")
-
-    def __init__(self, header: dict[str, Any], offset: int, ids: int, size: int) -> None:
-        self.header = header
-        self.offset = offset  # of the columns
-        self.ids = ids  # bytes of the ids
-        self.size = size
-
-    @property
-    def dim(self) -> int:
-        return _positive(self.header, "dim")
-
-    @property
-    def n(self) -> int:
-        return _positive(self.header, "n")
-
-    @classmethod
-    def of(cls, view: memoryview, *, deep: bool = False) -> _Layout:
-        """The layout of a whole file; ValueError (or another error) when it is not one.
-        ``deep`` also checks the matrix against its CRC."""
-        size = len(view)
-        head_end = len(_MAGIC) + _LENGTH_BYTES
-        if size < head_end + _CRC_BYTES or bytes(view[: len(_MAGIC)]) != _MAGIC:
-            raise ValueError("not a kioku vector cache file")
-        length = int.from_bytes(view[len(_MAGIC) : head_end], "little")
-        if length > min(_MAX_HEADER, size - head_end - _CRC_BYTES):
-            raise ValueError(f"a header of {length} bytes does not fit")
-        header = json.loads(bytes(view[head_end : head_end + length]))
-        if not isinstance(header, dict) or header.get("format") != FORMAT_VERSION:
-            raise ValueError("another format version")
-        offset = head_end + length
-        offset += -offset % _ALIGN
-        layout = cls(header, offset, 0, size)
-        dim, n = layout.dim, layout.n
-        sections = header.get("sections")
-        if not isinstance(sections, dict) or not isinstance(sections.get("ids"), int):
-            raise ValueError("no section sizes")
-        layout.ids = sections["ids"]
-        if sections != {
-            "columns": 4 * dim * n,
-            "scope_codes": 4 * n,
-            "archived": n,
-            "ids": layout.ids,
-        }:
-            raise ValueError("section sizes do not match dim and n")
-        body = offset + 4 * dim * n + 5 * n + layout.ids
-        if body + _CRC_BYTES != size:
-            raise ValueError(f"{size} bytes where the header describes {body + _CRC_BYTES}")
-        matrix_end = offset + 4 * dim * n
-        crc = zlib.crc32(view[matrix_end:body], zlib.crc32(view[:offset]))
-        if crc != int.from_bytes(view[body:size], "little"):
-            raise ValueError("checksum mismatch")
-        if deep and zlib.crc32(view[offset:matrix_end]) != header.get("columns_crc32"):
-            raise ValueError("the matrix does not match its checksum")
-        return layout
-
-
 def _encode(vectors: ModelVectors) -> list[bytes | memoryview] | None:
     """The file's parts, or None when the vectors cannot round-trip exactly through the
     format (an id or scope that is not text, an id that holds a NUL)."""
     ids = vectors.ids.tolist()
-    if not all(isinstance(i, str) and _SEPARATOR not in i for i in ids):
+    if not all(isinstance(i, str) and SEPARATOR not in i for i in ids):
         _log.debug("vector cache: an id cannot be stored in the file; not written")
         return None
     if not all(isinstance(part, str) for scope in vectors.scopes for part in scope):
         return None
-    n = vectors.size
-    columns = np.ascontiguousarray(vectors.columns, dtype=np.float32).data.cast("B")
+    n, dim = vectors.size, vectors.dim
+    matrix = np.ascontiguousarray(vectors.columns, dtype=np.float32)
+    scales, levels = _quantise(matrix)
+    columns = matrix.data.cast("B")
     codes = np.ascontiguousarray(vectors.scope_codes, dtype=np.int32).data.cast("B")
+    encoded = [i.encode("utf-8") for i in ids]
+    ends = np.cumsum([len(i) for i in encoded], dtype=np.int64) + np.arange(n, dtype=np.int64)
+    id_bytes = SEPARATOR.encode("ascii").join(encoded)
+    if n and int(ends[-1]) >= 1 << 32:
+        return None  # ids of more than 4 GB: not in this format
+    id_ends = ends.astype(np.uint32).data.cast("B")
     archived = np.ascontiguousarray(vectors.archived, dtype=np.bool_).data.cast("B")
-    id_bytes = _SEPARATOR.join(ids).encode("utf-8")
     header = json.dumps(
         {
             "format": FORMAT_VERSION,
             "model": vectors.model,
             "version": vectors.version,
-            "dim": vectors.dim,
+            "dim": dim,
             "n": n,
             "byteorder": sys.byteorder,
             "scopes": [list(scope) for scope in vectors.scopes],
-            "sections": {
-                "columns": len(columns),
-                "scope_codes": len(codes),
-                "archived": len(archived),
-                "ids": len(id_bytes),
-            },
+            "sections": sections(dim, n, len(id_bytes)),
             "columns_crc32": zlib.crc32(columns),
+            "levels_crc32": zlib.crc32(levels),
         },
         sort_keys=True,
     ).encode("utf-8")
-    start = len(_MAGIC) + _LENGTH_BYTES + len(header)
+    start = len(MAGIC) + LENGTH_BYTES + len(header)
     head: list[bytes] = [
-        _MAGIC,
-        len(header).to_bytes(_LENGTH_BYTES, "little"),
+        MAGIC,
+        len(header).to_bytes(LENGTH_BYTES, "little"),
         header,
-        b"\x00" * (-start % _ALIGN),
+        b"\x00" * (-start % ALIGN),
     ]
-    checked: list[bytes | memoryview] = [*head, codes, archived, id_bytes]
+    checked: list[bytes | memoryview] = [*head, scales, codes, id_ends, archived, id_bytes]
     crc = 0
     for part in checked:
         crc = zlib.crc32(part, crc)
-    return [*head, columns, codes, archived, id_bytes, crc.to_bytes(_CRC_BYTES, "little")]
+    return [
+        *head,
+        columns,
+        scales,
+        codes,
+        id_ends,
+        archived,
+        levels,
+        id_bytes,
+        crc.to_bytes(CRC_BYTES, "little"),
+    ]
+
+
+def _quantise(matrix: npt.NDArray[np.float32]) -> tuple[bytes, bytes]:
+    """``(scales, levels)`` of a ``(dim, n)`` matrix: per row a step ``max |x| / 127``
+    (float32) and each component as ``128 + round(x / step)`` (uint8), so that
+    ``|x - step * (level - 128)| <= step / 2``. A row of zeros has step 0 and level 128."""
+    dim, n = matrix.shape
+    scales = np.zeros(dim, dtype=np.float32)
+    levels = np.full((dim, n), LEVEL_ZERO, dtype=np.uint8)
+    for j in range(dim):
+        row = matrix[j]
+        step = np.float32(float(np.abs(row).max(initial=0.0)) / LEVEL_SPAN)
+        if step > 0:
+            scaled = np.rint(row.astype(np.float64) / float(step))
+            np.clip(scaled, -LEVEL_SPAN, LEVEL_SPAN, out=scaled)
+            levels[j] = (scaled + LEVEL_ZERO).astype(np.uint8)
+            scales[j] = step
+    return scales.tobytes(), levels.tobytes()
 
 
 def _read(path: Path, model: str, version: int) -> ModelVectors | None:
@@ -297,29 +262,25 @@ def _read(path: Path, model: str, version: int) -> ModelVectors | None:
         mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
     view = memoryview(mapped)
     try:
-        layout = _Layout.of(view)
+        layout = Layout.of(view)
         header = layout.header
         if header.get("version") != version:
             return None  # stale: a write since, or another database: rebuild, quietly
         if header.get("model") != model or header.get("byteorder") != sys.byteorder:
             raise ValueError("another model or byte order")
-        dim, n, offset = layout.dim, layout.n, layout.offset
+        dim, n, at = layout.dim, layout.n, layout.at
         scopes = tuple((user, agent) for user, agent in header["scopes"])
         if not all(isinstance(part, str) for scope in scopes for part in scope):
             raise ValueError("a scope that is not two strings")
-        columns = np.frombuffer(mapped, dtype=np.float32, count=dim * n, offset=offset)
-        offset += 4 * dim * n
-        codes = np.frombuffer(mapped, dtype=np.int32, count=n, offset=offset)
-        offset += 4 * n
-        archived = np.frombuffer(mapped, dtype=np.bool_, count=n, offset=offset)
-        offset += n
-        id_list = bytes(view[offset : offset + layout.ids]).decode("utf-8").split(_SEPARATOR)
-        if len(id_list) != n or not 0 <= int(codes.min()) <= int(codes.max()) < len(scopes):
-            raise ValueError("ids or scope codes out of range")
+        columns = np.frombuffer(mapped, dtype=np.float32, count=dim * n, offset=at["columns"])
+        codes = np.frombuffer(mapped, dtype=np.int32, count=n, offset=at["scope_codes"])
+        ends = np.frombuffer(mapped, dtype=np.uint32, count=n, offset=at["id_ends"])
+        archived = np.frombuffer(mapped, dtype=np.bool_, count=n, offset=at["archived"])
+        ids = IdColumn.joined(bytes(view[at["ids"] : at["end"]]), ends)
+        if not 0 <= int(codes.min()) <= int(codes.max()) < len(scopes):
+            raise ValueError("scope codes out of range")
     finally:
         view.release()  # the arrays keep the mapping alive on their own
-    ids = np.empty(n, dtype=object)
-    ids[:] = id_list
     return ModelVectors(
         model=model,
         version=version,
@@ -331,13 +292,6 @@ def _read(path: Path, model: str, version: int) -> ModelVectors | None:
         archived=archived,
         loaded_from="file",
     )
-
-
-def _positive(header: dict[str, Any], key: str) -> int:
-    value = header.get(key)
-    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
-        raise ValueError(f"{key} is {value!r}")
-    return value
 
 
 def _make_dir(directory: Path) -> None:
@@ -376,23 +330,11 @@ def _remove_stale_temps(directory: Path) -> None:
 
 def _prune(directory: Path, keep: Path, version: int) -> None:
     """Remove the files of other models that are stale at ``version`` (a model no longer
-    written, after ``kioku reembed``); files that are current stay."""
+    written, after ``kioku reembed``) or of another format (an older kioku's); files that are
+    current stay."""
     for entry in directory.iterdir():
         if entry == keep or not entry.name.endswith(SUFFIX):
             continue
         with contextlib.suppress(Exception):
-            if _file_version(entry) != version:
+            if file_version(entry) != version:
                 entry.unlink()
-
-
-def _file_version(path: Path) -> int | None:
-    with open(path, "rb") as file:
-        start = file.read(len(_MAGIC) + _LENGTH_BYTES)
-        if start[: len(_MAGIC)] != _MAGIC:
-            return None
-        length = int.from_bytes(start[len(_MAGIC) :], "little")
-        if length > _MAX_HEADER:
-            return None
-        header = json.loads(file.read(length))
-    value = header.get("version") if isinstance(header, dict) else None
-    return value if isinstance(value, int) else None

@@ -24,12 +24,19 @@ So the result is the same whichever screening ran, and never depends on the load
 from __future__ import annotations
 
 import math
-from typing import Final
+from typing import Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 __all__ = ["SPARSE_SHARE", "error_bound", "exact_scores", "screen", "top_rows"]
+
+
+class Ids(Protocol):
+    """The id of each row (a list, an object array or the cache's lazily decoded column)."""
+
+    def __getitem__(self, row: int, /) -> object: ...
+
 
 FloatMatrix = npt.NDArray[np.float32]
 FloatVector = npt.NDArray[np.float32]
@@ -112,7 +119,7 @@ def exact_scores(
 
 def top_rows(
     columns: FloatMatrix,
-    ids: npt.NDArray[np.object_],
+    ids: Ids,
     unit: FloatVector,
     excluded: Mask | None,
     allowed: int,
@@ -137,5 +144,5 @@ def top_rows(
         cut = float(np.partition(rough, rough.size - limit)[rough.size - limit])
         candidates = candidates[rough >= cut - 2.0 * error_bound(dim, _FLOAT64_ROUNDOFF)]
     values = exact_scores(columns, unit, candidates)
-    order = sorted(range(candidates.size), key=lambda i: (-values[i], str(ids[candidates[i]])))
+    order = sorted(range(candidates.size), key=lambda i: (-values[i], str(ids[int(candidates[i])])))
     return [(int(candidates[i]), values[i]) for i in order[:limit]]

@@ -21,12 +21,11 @@ asks the persisted file, when the caller passes one, and builds from the blobs o
 
 from __future__ import annotations
 
-import logging
 import math
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final, Literal
 
@@ -34,13 +33,21 @@ import numpy as np
 import numpy.typing as npt
 
 from kioku.adapters.store.sqlite.vector_scan import top_rows
+from kioku.adapters.store.sqlite.vector_version import (
+    VECTORS_VERSION,
+    bump_version,
+    embedding_models,
+    read_version,
+)
 from kioku.errors import StoreError, ValidationError
+from kioku.logs import LazyLogger
 
 if TYPE_CHECKING:
     from kioku.adapters.store.sqlite.vector_file import VectorFiles
 
 __all__ = [
     "VECTORS_VERSION",
+    "IdColumn",
     "ModelVectors",
     "build",
     "bump_version",
@@ -50,12 +57,8 @@ __all__ = [
     "top_matches",
 ]
 
-_log = logging.getLogger(__name__)
+_log = LazyLogger(__name__)
 
-#: The ``state`` key of the version that invalidates vector caches.
-VECTORS_VERSION: Final = "vectors_version"
-#: Versions are drawn from 1 .. 2**62 - 1 (0 means "never written", -1 "unreadable").
-_VERSION_BITS: Final = 62
 _LITTLE_F32: Final = np.dtype("<f4")
 #: Rows converted and transposed at a time while loading (bounds the extra memory).
 _LOAD_CHUNK: Final = 1024
@@ -67,26 +70,53 @@ FloatMatrix = npt.NDArray[np.float32]
 FilterKey = tuple[str | None, str | None, bool | None]
 
 
-def read_version(conn: sqlite3.Connection) -> int:
-    """The current version: compare it for equality only (0: never written; -1: unreadable,
-    which matches no cache)."""
-    row = conn.execute("SELECT value FROM state WHERE key = ?", (VECTORS_VERSION,)).fetchone()
-    try:
-        version = 0 if row is None else int(row[0])
-    except (TypeError, ValueError):
-        return -1  # never a cached version: always reload
-    return version if version >= 0 else -1
+class IdColumn:
+    """The ids of a cache's rows, by row: a list, or (from the cache file) the ids' UTF-8 joined
+    by NUL with where each ends, decoded one at a time. A search needs the ids of a few hundred
+    rows at most; decoding all of them up front would cost a hook's fresh process several
+    milliseconds."""
 
+    __slots__ = ("_ends", "_joined", "_list")
 
-def bump_version(conn: sqlite3.Connection) -> None:
-    """Set a fresh random version; call inside the transaction of the write it announces."""
-    import secrets  # only writers need it (and it costs a hook a few milliseconds)
+    def __init__(self, ids: Sequence[str]) -> None:
+        self._list: list[str] | None = list(ids)
+        self._joined = b""
+        self._ends: npt.NDArray[np.uint32] = np.zeros(0, dtype=np.uint32)
 
-    conn.execute(
-        "INSERT INTO state (key, value) VALUES (?, ?) "
-        "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        (VECTORS_VERSION, str(secrets.randbelow((1 << _VERSION_BITS) - 1) + 1)),
-    )
+    @classmethod
+    def joined(cls, joined: bytes, ends: npt.NDArray[np.uint32]) -> IdColumn:
+        """The ids of ``joined`` (UTF-8 joined by NUL), id ``r`` ending at ``ends[r]``;
+        ValueError when the two do not agree."""
+        column = cls(())
+        column._list = None
+        if ends.size == 0 or int(ends[-1]) != len(joined):
+            raise ValueError("the id ends do not match the ids")
+        cuts = ends[:-1].astype(np.int64)
+        if cuts.size and (
+            int(np.diff(ends.astype(np.int64)).min(initial=1)) < 1
+            or not bool((np.frombuffer(joined, dtype=np.uint8)[cuts] == 0).all())
+        ):
+            raise ValueError("the id ends do not fall on separators")
+        column._joined = joined
+        column._ends = ends
+        return column
+
+    def __len__(self) -> int:
+        return len(self._list) if self._list is not None else int(self._ends.size)
+
+    def __getitem__(self, row: int) -> str:
+        if self._list is not None:
+            return self._list[row]
+        start = int(self._ends[row - 1]) + 1 if row else 0
+        return self._joined[start : int(self._ends[row])].decode("utf-8")
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.tolist())
+
+    def tolist(self) -> list[str]:
+        if self._list is None:
+            self._list = self._joined.decode("utf-8").split("\x00")
+        return list(self._list)
 
 
 @dataclass(frozen=True, slots=True, eq=False)
@@ -96,7 +126,7 @@ class ModelVectors:
     model: str
     version: int
     dim: int
-    ids: npt.NDArray[np.object_]
+    ids: IdColumn
     columns: FloatMatrix  # (dim, n), C order; vectors normalised (zero ones stay zero)
     scope_codes: npt.NDArray[np.int32]
     scopes: tuple[tuple[str, str], ...]  # code -> (user_id, agent_id)
@@ -129,7 +159,8 @@ class ModelVectors:
             raise ValidationError("query", self.model, "a sequence of numbers") from exc
         if not np.all(np.isfinite(vector)):
             raise ValidationError("query", self.model, "a vector of finite numbers")
-        norm = float(np.linalg.norm(vector))
+        # An exactly rounded norm, so that vector_lite normalises to the same float32 query.
+        norm = math.sqrt(math.fsum([v * v for v in vector.tolist()]))
         if norm == 0.0:
             return None
         result: npt.NDArray[np.float32] = (vector / norm).astype(np.float32)
@@ -241,13 +272,11 @@ def build(
     """The cache of one model from its rows (blobs: little-endian float32, ``dim`` each)."""
     scopes: dict[tuple[str, str], int] = {}
     codes = [scopes.setdefault(pair, len(scopes)) for pair in zip(users, agents, strict=True)]
-    id_array = np.empty(len(ids), dtype=object)
-    id_array[:] = ids
     return ModelVectors(
         model=model,
         version=version,
         dim=dim,
-        ids=id_array,
+        ids=IdColumn(ids),
         columns=_columns(ids, blobs, dim),
         scope_codes=np.asarray(codes, dtype=np.int32),
         scopes=tuple(scopes),
@@ -297,21 +326,9 @@ def top_matches(
         return []
     excluded, kept = vectors.excluded(user_id, agent_id, archived)
     best = top_rows(vectors.columns, vectors.ids, unit, excluded, kept, limit)
-    return [(str(vectors.ids[row]), _clip(score)) for row, score in best]
+    return [(vectors.ids[row], _clip(score)) for row, score in best]
 
 
 def _clip(similarity: float) -> float:
     """Cosine similarity within [-1, 1] despite float32 rounding."""
     return min(1.0, max(-1.0, similarity)) if math.isfinite(similarity) else 0.0
-
-
-def embedding_models(
-    conn: sqlite3.Connection, where: str, params: Sequence[object]
-) -> dict[str | None, int]:
-    return {
-        None if row[0] is None else str(row[0]): int(row[1])
-        for row in conn.execute(
-            f"SELECT embedding_model, COUNT(*) FROM memories{where} GROUP BY embedding_model",
-            params,
-        )
-    }

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from kioku.adapters.store.sqlite import rows, search, vectors
+from kioku.adapters.store.sqlite import rows, search, vector_version
 from kioku.adapters.store.sqlite.codec import encode_memory
 from kioku.adapters.store.sqlite.queries import INSERT_MEMORY, PATCH_RELATIONS, PATCH_WHITELIST
 from kioku.core.model import Memory, Relation
@@ -48,7 +48,7 @@ class Inserts:
             rows.write_relations(conn, memory.id, memory.relations, replace=False)
         search.put_many(conn, self.terms)
         if any(memory.embedding is not None for memory in self.memories):
-            vectors.bump_version(conn)
+            vector_version.bump_version(conn)
 
 
 def prepare_inserts(memories: Sequence[Memory]) -> Inserts:
@@ -85,7 +85,7 @@ class Update:
         if self.reindex:
             search.reindex(conn, memory_id)
         if self.bump_vectors:
-            vectors.bump_version(conn)
+            vector_version.bump_version(conn)
         return True
 
 
@@ -127,5 +127,5 @@ def delete_memory(conn: sqlite3.Connection, memory_id: str) -> bool:
     conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
     search.remove(conn, memory_id)
     if row[0]:
-        vectors.bump_version(conn)
+        vector_version.bump_version(conn)
     return True
