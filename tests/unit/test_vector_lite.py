@@ -196,3 +196,22 @@ def test_more_than_256_scopes_go_to_numpy(tmp_path: Path) -> None:
     _, path = _write(tmp_path, matrix, scopes, [False] * n)
     query = _query(rng, 30, 4)
     assert vector_lite.search(path, MODEL, VERSION, query, "user-3", None, None, 5) is None
+
+
+def test_a_file_past_the_quantised_limit_keeps_no_levels_and_goes_to_numpy(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kioku.adapters.store.sqlite import vector_file
+
+    monkeypatch.setattr(vector_file, "QUANTISED_MAX_ROWS", 10)
+    rng = np.random.default_rng(5)
+    matrix = rng.normal(size=(30, 24)).astype(np.float32)
+    built, path = _write(tmp_path, matrix, [("u", "a")] * 30, [False] * 30)
+    layout = vector_layout.Layout.of(memoryview(path.read_bytes()), deep=True)
+    assert layout.header["quantised"] is False
+    assert layout.span("levels") == (layout.at["levels"], layout.at["levels"])
+    assert vector_lite.search(path, MODEL, VERSION, _query(rng, 24, 3), None, None, None, 5) is None
+    mapped = VectorFiles(tmp_path / "m.db").read(MODEL, VERSION)
+    assert mapped is not None
+    assert np.array_equal(mapped.columns, built.columns)
+    assert VectorFiles(tmp_path / "m.db").verify(MODEL)

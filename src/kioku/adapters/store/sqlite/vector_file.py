@@ -59,6 +59,7 @@ from kioku.adapters.store.sqlite.vector_layout import (
     LEVEL_SPAN,
     LEVEL_ZERO,
     MAGIC,
+    QUANTISED_MAX_ROWS,
     SEPARATOR,
     SUFFIX,
     Layout,
@@ -188,7 +189,8 @@ def _encode(vectors: ModelVectors) -> list[bytes | memoryview] | None:
         return None
     n, dim = vectors.size, vectors.dim
     matrix = np.ascontiguousarray(vectors.columns, dtype=np.float32)
-    scales, levels = _quantise(matrix)
+    quantised = n <= QUANTISED_MAX_ROWS
+    scales, levels = _quantise(matrix) if quantised else (b"", b"")
     columns = matrix.data.cast("B")
     codes = np.ascontiguousarray(vectors.scope_codes, dtype=np.int32).data.cast("B")
     encoded = [i.encode("utf-8") for i in ids]
@@ -207,7 +209,8 @@ def _encode(vectors: ModelVectors) -> list[bytes | memoryview] | None:
             "n": n,
             "byteorder": sys.byteorder,
             "scopes": [list(scope) for scope in vectors.scopes],
-            "sections": sections(dim, n, len(id_bytes)),
+            "sections": sections(dim, n, len(id_bytes), quantised),
+            "quantised": quantised,
             "columns_crc32": zlib.crc32(columns),
             "levels_crc32": zlib.crc32(levels),
         },

@@ -16,8 +16,10 @@ pay for importing numpy). Format 2::
 
 The header length and the CRC are little-endian; the arrays are in the writer's byte order,
 which the header names (a reader of the other order rebuilds). Every 4-byte array starts at a
-multiple of 4. The two matrices are not under the trailing CRC, which a search checks every
-time: their own CRCs are in the header, for :meth:`VectorFiles.verify`.
+multiple of 4. ``scales`` and ``levels`` are empty (the header's ``quantised`` is false) past
+``QUANTISED_MAX_ROWS`` rows, where the numpy-free search would be slower than numpy anyway.
+The two matrices are not under the trailing CRC, which a search checks every time: their own
+CRCs are in the header, for :meth:`VectorFiles.verify`.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from typing import Any, Final
 
 from kioku.digests import blake2b
 
-__all__ = ["FORMAT_VERSION", "SUFFIX", "Layout", "cache_dir", "file_name"]
+__all__ = ["FORMAT_VERSION", "QUANTISED_MAX_ROWS", "SUFFIX", "Layout", "cache_dir", "file_name"]
 
 #: Bumped whenever the layout changes; files of another format are rebuilt.
 FORMAT_VERSION: Final = 2
@@ -42,6 +44,9 @@ CRC_BYTES: Final = 4
 #: A header is a few hundred bytes plus the scopes; anything larger is not ours.
 MAX_HEADER: Final = 1 << 24
 SEPARATOR: Final = "\x00"
+#: Files of more rows keep no quantised copy: vector_lite declines a typical query over that
+#: many rows (its MAX_WORK), and quantising a million vectors adds seconds to each rewrite.
+QUANTISED_MAX_ROWS: Final = 500_000
 #: The levels of a quantised component: 128 + round(x / step), within 1 .. 255.
 LEVEL_ZERO: Final = 128
 LEVEL_SPAN: Final = 127
@@ -61,15 +66,15 @@ def file_name(model: str) -> str:
     return f"{digest}{SUFFIX}"
 
 
-def sections(dim: int, n: int, ids: int) -> dict[str, int]:
+def sections(dim: int, n: int, ids: int, quantised: bool) -> dict[str, int]:
     """The size in bytes of every section, in file order."""
     return {
         "columns": 4 * dim * n,
-        "scales": 4 * dim,
+        "scales": 4 * dim if quantised else 0,
         "scope_codes": 4 * n,
         "id_ends": 4 * n,
         "archived": n,
-        "levels": dim * n,
+        "levels": dim * n if quantised else 0,
         "ids": ids,
     }
 
@@ -115,9 +120,12 @@ class Layout:
         offset += -offset % ALIGN
         dim, n = positive(header, "dim"), positive(header, "n")
         found = header.get("sections")
+        quantised = header.get("quantised")
         if not isinstance(found, dict) or not isinstance(found.get("ids"), int):
             raise ValueError("no section sizes")
-        expected = sections(dim, n, found["ids"])
+        if not isinstance(quantised, bool):
+            raise ValueError("no quantised flag")
+        expected = sections(dim, n, found["ids"], quantised)
         if found != expected or found["ids"] < 0:
             raise ValueError("section sizes do not match dim and n")
         at: dict[str, int] = {}
@@ -134,7 +142,7 @@ class Layout:
         if crc != int.from_bytes(view[at["end"] : size], "little"):
             raise ValueError("checksum mismatch")
         if deep:
-            for name in ("columns", "levels"):
+            for name in ("columns", "levels") if quantised else ("columns",):
                 start, end = layout.span(name)
                 if zlib.crc32(view[start:end]) != header.get(f"{name}_crc32"):
                     raise ValueError(f"the {name} do not match their checksum")

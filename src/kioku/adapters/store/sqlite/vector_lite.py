@@ -108,6 +108,7 @@ def _search(
         header.get("version") != version
         or header.get("model") != model
         or header.get("byteorder") != sys.byteorder
+        or header.get("quantised") is not True
     ):
         return None
     dim, n = layout.dim, layout.n
