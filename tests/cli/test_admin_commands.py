@@ -72,6 +72,26 @@ def test_doctor_ok_then_reports_loose_permissions(kioku: Run, home: Path) -> Non
     assert "chmod" in bad.out
 
 
+def test_doctor_reports_a_damaged_vector_cache_file(kioku: Run, home: Path) -> None:
+    added = kioku(
+        *("add", "--trigger", "Tea or coffee?", "--content", "Green tea"),
+        *("--intensity", "50", "--category", "casual"),
+    )
+    assert added.code == 0, added.err
+    assert kioku("recall", "green tea").code == 0  # the search writes the cache file
+    [cache] = (home / "memories.db.vectors").glob("*.vec")
+    assert kioku("doctor").code == 0
+    data = bytearray(cache.read_bytes())
+    data[len(data) // 4] ^= 0x01  # inside the matrix, which searches do not check
+    cache.write_bytes(bytes(data))
+    bad = kioku("doctor")
+    assert bad.code == 1
+    assert str(cache) in bad.out
+    assert "fix: delete it" in bad.out
+    cache.unlink()
+    assert kioku("doctor").code == 0
+
+
 def test_doctor_on_a_missing_home(kioku: Run) -> None:
     result = kioku("doctor")
     assert result.code == 1

@@ -23,7 +23,13 @@ import numpy as np
 import pytest
 
 from kioku import Kioku
-from kioku.adapters.store.sqlite import SqliteStore, open_sqlite_store, vector_file, vectors
+from kioku.adapters.store.sqlite import (
+    SqliteStore,
+    open_sqlite_store,
+    vector_file,
+    vector_layout,
+    vectors,
+)
 from kioku.core.model import Embedding, Memory
 from kioku.ports.store import MemoryFilter, MemoryPatch
 from tests.contract.conftest import BASE_TIME, build_memory
@@ -587,3 +593,40 @@ def test_files_of_an_older_format_are_removed_when_one_is_written(
     _written(filled, rng)
     assert not old.exists()
     assert _cache_file(filled).exists()
+
+
+def test_the_integrity_check_finds_a_damaged_quantised_copy(
+    filled: Path, rng: np.random.Generator
+) -> None:
+    """Searches check only the small sections; `kioku doctor` checks both matrices too."""
+    _written(filled, rng)
+    path = _cache_file(filled)
+    with open_sqlite_store(filled) as store:
+        assert store.check_integrity().ok
+    data = bytearray(path.read_bytes())
+    layout = vector_layout.Layout.of(memoryview(bytes(data)))
+    start, end = layout.span("levels")
+    data[(start + end) // 2] ^= 0x10
+    path.write_bytes(bytes(data))
+    assert not vector_file.VectorFiles(filled).verify(MODEL)
+    with open_sqlite_store(filled) as store:
+        report = store.check_integrity()
+    assert not report.ok
+    [problem] = report.problems
+    assert str(path) in problem
+    assert "levels do not match their checksum" in problem
+    assert "fix: delete it" in problem
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX modes")
+def test_the_integrity_check_reports_a_cache_others_can_read(
+    filled: Path, rng: np.random.Generator
+) -> None:
+    _written(filled, rng)
+    path = _cache_file(filled)
+    path.chmod(0o644)
+    with open_sqlite_store(filled) as store:
+        report = store.check_integrity()
+    assert not report.ok
+    assert any(str(path) in p and "chmod 600" in p for p in report.problems)
+    assert report.details["file_modes"][str(path.parent)] == "0o700"

@@ -251,6 +251,7 @@ def _mode_problem(path: Path, allowed: int) -> str | None:
 def doctor_cmd(state: CliState, as_json: bool) -> None:
     """Check the configuration, file permissions, schema version and database integrity.
 
+    The vector cache files beside the database are checked too (permissions and checksums).
     Exits 0 when everything is ok, 1 when a problem is found.
     """
     checks: list[dict[str, Any]] = []

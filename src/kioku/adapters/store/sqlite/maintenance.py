@@ -16,6 +16,7 @@ from kioku.adapters.store.sqlite.connection import (
     translate,
 )
 from kioku.adapters.store.sqlite.migrations import LATEST_VERSION, schema_version
+from kioku.adapters.store.sqlite.vector_layout import SUFFIX, cache_dir
 from kioku.errors import StoreError
 from kioku.ports.store import IntegrityReport, StoreStats
 
@@ -75,6 +76,15 @@ def file_mode_problems(path: Path) -> tuple[list[str], dict[str, str]]:
         (path.with_name(path.name + "-wal"), OWNER_ONLY_FILE, "600"),
         (path.with_name(path.name + "-shm"), OWNER_ONLY_FILE, "600"),
     ]
+    vectors = cache_dir(path)  # the vector cache: ids and vectors of every memory
+    if vectors is not None and vectors.is_dir():
+        candidates.append((vectors, OWNER_ONLY_DIR, "700"))
+        with suppress(OSError):
+            candidates += [
+                (entry, OWNER_ONLY_FILE, "600")
+                for entry in sorted(vectors.iterdir())
+                if entry.name.endswith(SUFFIX)
+            ]
     for item, wanted, octal in candidates:
         try:
             mode = stat.S_IMODE(item.stat().st_mode)

@@ -524,6 +524,7 @@ class SqliteStore:
 
     def check_integrity(self) -> IntegrityReport:
         from kioku.adapters.store.sqlite import maintenance
+        from kioku.adapters.store.sqlite.vector_file import damaged_files
 
         with self._lock:
             report = maintenance.integrity_report(self._connection(), self._path)
@@ -533,6 +534,7 @@ class SqliteStore:
             except StoreError as exc:
                 problems = [f"{exc.message}; fix: {exc.hint}" if exc.hint else exc.message]
                 details = {}
+            problems = [*problems, *damaged_files(self._path)]
         return replace(
             report,
             ok=report.ok and not problems,

@@ -71,12 +71,36 @@ from kioku.adapters.store.sqlite.vector_layout import (
 from kioku.adapters.store.sqlite.vectors import IdColumn, ModelVectors
 from kioku.logs import LazyLogger
 
-__all__ = ["FORMAT_VERSION", "SUFFIX", "VectorFiles", "cache_dir"]
+__all__ = ["FORMAT_VERSION", "SUFFIX", "VectorFiles", "cache_dir", "damaged_files"]
 
 _log = LazyLogger(__name__)
 
 #: Temporary files older than this were left by a writer that died: removed on the next write.
 _STALE_TEMP_SECONDS: Final = 600.0
+
+
+def damaged_files(db_path: Path) -> list[str]:
+    """Problems with the cache files of the database at ``db_path``, for ``kioku check``: a
+    file of the current format whose matrices do not match their checksums (searches check
+    only the rest, so damage there would go unnoticed), each with the fix."""
+    directory = cache_dir(db_path)
+    if directory is None or not directory.is_dir():
+        return []
+    problems: list[str] = []
+    for entry in sorted(directory.iterdir()):
+        if not entry.name.endswith(SUFFIX):
+            continue
+        try:
+            if file_version(entry) is None:
+                continue  # another format: pruned at the next write, never read
+            with open(entry, "rb") as file:
+                Layout.of(memoryview(file.read()), deep=True)
+        except Exception as exc:
+            problems.append(
+                f"the vector cache file {entry} is damaged ({exc}); fix: delete it "
+                f"(rm {entry}): the next search writes it again from the database"
+            )
+    return problems
 
 
 class VectorFiles:
