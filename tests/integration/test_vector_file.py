@@ -212,6 +212,23 @@ def test_a_kioku_opened_again_recalls_from_the_file(tmp_path: Path) -> None:
     assert [i.relevance for i in again.items] == [i.relevance for i in first.items]
 
 
+def test_warming_after_writes_leaves_a_current_file_for_the_next_process(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with Kioku.open(home, env={}) as kioku:
+        for i in range(20):
+            kioku.remember(f"trigger {i} gardens", f"content {i}", intensity=50, category="work")
+        model = kioku.embedder.model_id
+        files = vector_file.VectorFiles(home / "memories.db")
+        version = int(kioku.store.get_state(vectors.VECTORS_VERSION) or 0)
+        assert files.read(model, version) is None  # written memories: no current file yet
+        kioku.warm_vector_cache()
+        assert files.read(model, version) is not None
+    with Kioku.open(home, env={}) as kioku:
+        kioku.recall("gardens", mark=False)
+        assert isinstance(kioku.store, SqliteStore)
+        assert _cached(kioku.store, model).loaded_from == "file"
+
+
 # -- every write makes it stale ---------------------------------------------------------------
 
 
