@@ -37,10 +37,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
-from kioku.adapters.store.sqlite.vector_layout import LEVEL_SPAN, LEVEL_ZERO, Layout
+from kioku.adapters.store.sqlite.vector_layout import LEVEL_SPAN, Layout
 from kioku.logs import LazyLogger
 
-__all__ = ["MAX_NONZERO_SHARE", "MAX_WORK", "search"]
+__all__ = ["MAX_NONZERO_SHARE", "MAX_WORK", "clip_similarity", "search", "unit_query"]
 
 _log = LazyLogger(__name__)
 
@@ -112,7 +112,7 @@ def _search(
     ):
         return None
     dim, n = layout.dim, layout.n
-    unit = _unit(query, dim)
+    unit = unit_query(query, dim)
     if unit is None:
         return None
     terms = [(j, value) for j, value in enumerate(unit) if value != 0.0]
@@ -147,12 +147,14 @@ def _search(
 
     named = [(score, id_of(row)) for score, row in scored]
     named.sort(key=lambda pair: (-pair[0], pair[1]))
-    return [(memory_id, _clip(score)) for score, memory_id in named[:limit]]
+    return [(memory_id, clip_similarity(score)) for score, memory_id in named[:limit]]
 
 
-def _unit(query: Sequence[float], dim: int) -> array[float] | None:
-    """The query normalised and rounded to float32 as :meth:`ModelVectors.check_query` does
-    it, or None when it is not a finite vector of ``dim`` numbers (the numpy path raises)."""
+def unit_query(query: Sequence[float], dim: int) -> array[float] | None:
+    """The query divided by its exactly rounded norm (``math.fsum``) and rounded to float32, or
+    None when it is not a finite vector of ``dim`` numbers. Both search paths normalise with
+    it (:meth:`ModelVectors.check_query` raises where this returns None), so they score the
+    same float32 query. A zero query stays zero."""
     if len(query) != dim:
         return None
     values = [float(v) for v in query]
@@ -160,7 +162,7 @@ def _unit(query: Sequence[float], dim: int) -> array[float] | None:
         return None
     norm = math.sqrt(math.fsum([v * v for v in values]))
     if norm == 0.0:
-        return array("f", values)  # all zeros: no terms
+        return array("f", values)
     return array("f", [v / norm for v in values])
 
 
@@ -249,10 +251,6 @@ def _screen(
     return list(itertools.compress(range(n), map(threshold.__le__, lanes)))
 
 
-def _clip(similarity: float) -> float:
+def clip_similarity(similarity: float) -> float:
     """Cosine similarity within [-1, 1] despite float32 rounding."""
     return min(1.0, max(-1.0, similarity)) if math.isfinite(similarity) else 0.0
-
-
-#: The level of a zero component (for readers of this module's docstring and the tests).
-ZERO_LEVEL: Final = LEVEL_ZERO

@@ -21,7 +21,6 @@ asks the persisted file, when the caller passes one, and builds from the blobs o
 
 from __future__ import annotations
 
-import math
 import sqlite3
 import time
 from collections import Counter
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Final, Literal
 import numpy as np
 import numpy.typing as npt
 
+from kioku.adapters.store.sqlite.vector_lite import clip_similarity, unit_query
 from kioku.adapters.store.sqlite.vector_scan import top_rows
 from kioku.adapters.store.sqlite.vector_version import (
     VECTORS_VERSION,
@@ -159,11 +159,10 @@ class ModelVectors:
             raise ValidationError("query", self.model, "a sequence of numbers") from exc
         if not np.all(np.isfinite(vector)):
             raise ValidationError("query", self.model, "a vector of finite numbers")
-        # An exactly rounded norm, so that vector_lite normalises to the same float32 query.
-        norm = math.sqrt(math.fsum([v * v for v in vector.tolist()]))
-        if norm == 0.0:
+        unit = unit_query(vector.tolist(), self.dim)  # as vector_lite does it
+        if unit is None or not any(unit):
             return None
-        result: npt.NDArray[np.float32] = (vector / norm).astype(np.float32)
+        result: npt.NDArray[np.float32] = np.frombuffer(unit, dtype=np.float32)
         return result
 
     def excluded(
@@ -326,9 +325,4 @@ def top_matches(
         return []
     excluded, kept = vectors.excluded(user_id, agent_id, archived)
     best = top_rows(vectors.columns, vectors.ids, unit, excluded, kept, limit)
-    return [(vectors.ids[row], _clip(score)) for row, score in best]
-
-
-def _clip(similarity: float) -> float:
-    """Cosine similarity within [-1, 1] despite float32 rounding."""
-    return min(1.0, max(-1.0, similarity)) if math.isfinite(similarity) else 0.0
+    return [(vectors.ids[row], clip_similarity(score)) for row, score in best]
