@@ -3,6 +3,10 @@
 
     python3 tasks.py demo    # the main job: a guided tour on the embedded default store
     python3 tasks.py test    # lint, type-check and the whole test suite
+    python3 tasks.py test -m "not slow" tests/unit   # any further arguments go to pytest
+
+The tests run on every core (pytest-xdist ``-n auto``) unless the arguments choose ``-n``
+themselves or turn xdist off with ``-p no:xdist``.
 
 Both create ``.venv`` beside this file on first use and (re)install the package when
 ``pyproject.toml`` changes. Nothing outside the clone is touched except pip's cache.
@@ -52,6 +56,19 @@ def demo() -> None:
     _run(PY, ROOT / "examples" / "tour.py", "--home", DEMO_HOME)
 
 
+def _parallel(pytest_args: list[str]) -> list[str]:
+    """``-n auto`` unless the arguments already say how many workers, or turn xdist off."""
+    for n, arg in enumerate(pytest_args):
+        if arg in ("-n", "--numprocesses") or arg.startswith("--numprocesses="):
+            return []
+        if arg.startswith("-n") and not arg.startswith("--"):
+            return []  # -n2, -nauto
+        plugin = pytest_args[n + 1] if arg == "-p" and n + 1 < len(pytest_args) else arg[2:]
+        if arg.startswith("-p") and plugin.strip() == "no:xdist":
+            return []
+    return ["-n", "auto"]
+
+
 def test(pytest_args: list[str]) -> None:
     ensure_venv("dev")
     _run(PY, "-m", "ruff", "check", "src", "tests", "examples", "scripts", "benchmarks", "tasks.py")
@@ -69,7 +86,7 @@ def test(pytest_args: list[str]) -> None:
         "tasks.py",
     )
     _run(PY, "-m", "mypy", "src")
-    _run(PY, "-m", "pytest", *pytest_args)
+    _run(PY, "-m", "pytest", *_parallel(pytest_args), *pytest_args)
 
 
 def main() -> None:

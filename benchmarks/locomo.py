@@ -67,6 +67,15 @@ def session_dates(conv: dict[str, Any]) -> dict[int, datetime]:
     return dates
 
 
+def question_time(conv: dict[str, Any]) -> datetime:
+    """When the questions are asked: a day after the conversation's last turn (as ingested)."""
+    dates = session_dates(conv)
+    return max(
+        dates[n] + timedelta(seconds=30 * max(0, len(conv.get(f"session_{n}", [])) - 1))
+        for n in dates
+    ) + timedelta(days=1)
+
+
 def ingest(
     kioku: Kioku, conv: dict[str, Any], clock: FixedClock | None = None
 ) -> tuple[int, datetime]:
@@ -142,7 +151,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as home:
         for sample in samples:
             conv_id = sample["sample_id"]
-            clock = FixedClock(datetime(2000, 1, 1, tzinfo=UTC))
+            # Without forgetting the clock stands at question time from the start: a memory
+            # may not be dated after "now".
+            start = datetime(2000, 1, 1, tzinfo=UTC) if args.forgetting else None
+            clock = FixedClock(start or question_time(sample["conversation"]))
             # With forgetting, each conversation has its own store: its batches follow its dates.
             place = Path(home) / conv_id if args.forgetting else Path(home)
             with Kioku.open(place, user_id=conv_id, clock=clock, env={}) as kioku:

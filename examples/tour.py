@@ -158,10 +158,11 @@ def main() -> None:
     print(
         "   at 03:00 (`kioku schedule install`); one command catches up every missed day in order."
     )
+    print("   A batch ahead of the clock needs --force: here the tour plays a year in advance.")
     tour.run("batch")
     later = (datetime.now().astimezone() + timedelta(days=365)).isoformat(timespec="seconds")
-    print(f"\n$ kioku batch --now {later}")
-    days = json.loads(tour.run("batch", "--now", later, "--json", show=False))["days"]
+    print(f"\n$ kioku batch --now {later} --force")
+    days = json.loads(tour.run("batch", "--now", later, "--force", "--json", show=False))["days"]
     steps: dict[str, int] = {}
     for day in days:
         for step, n in day["compressed"].items():
@@ -171,8 +172,11 @@ def main() -> None:
         f"{steps.get('2->3', 0)} reduced to keywords, "
         f"{sum(d['archived'] for d in days)} archived, {sum(d['linked'] for d in days)} links"
     )
-    print("\n   Still vivid after a year: the protected moment (Level 1). The rest faded:")
+    print("\n   Still vivid after a year: protected memories keep their level and their full")
+    print("   score (SCORE = intensity, P = protected). The rest faded:")
     tour.run("list", "--all")
+    print("\n   Recalled a year later, ahead of what faded:")
+    tour.run("recall", "母の誕生日っていつだっけ？")
     print("\n   Every step is in the lifecycle log:")
     tour.run("log", "--limit", "8")
 

@@ -18,6 +18,7 @@ from kioku.records import Record
 __all__ = [
     "ConfigError",
     "DuplicateIdError",
+    "HomeNotFoundError",
     "KiokuError",
     "MemoryNotFoundError",
     "ProtectedCandidate",
@@ -76,10 +77,33 @@ class ConfigError(KiokuError):
         self.value = value
         self.allowed = allowed
         self.source = source
-        where = f" (from {source})" if source else ""
         super().__init__(
-            f"config key {key} = {value!r}{where} is invalid: expected {allowed}",
-            hint=hint or "fix the value or remove the key to use the default",
+            self._describe(), hint=hint or "fix the value or remove the key to use the default"
+        )
+
+    def _describe(self) -> str:
+        where = f" (from {self.source})" if self.source else ""
+        return f"config key {self.key} = {self.value!r}{where} is invalid: expected {self.allowed}"
+
+    def locate(self, source: str) -> None:
+        """Say where the value came from (``file:...``, ``env:...``), for an error raised
+        where that was not known (a provider checking its settings)."""
+        if self.source is None:
+            self.source = source
+            self.message = self._describe()
+
+
+class HomeNotFoundError(KiokuError):
+    """A command that only reads was pointed at a home that holds no store (a mistyped
+    ``--home``, or one never initialised): nothing is created there."""
+
+    exit_code = 2
+
+    def __init__(self, home: object) -> None:
+        self.home = home
+        super().__init__(
+            f"no kioku store in {home} (it has no memories.db)",
+            hint="check --home / KIOKU_HOME, or run `kioku init` to create a store there",
         )
 
 

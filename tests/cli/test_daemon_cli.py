@@ -115,18 +115,15 @@ def test_the_answer_comes_from_the_daemon_even_with_stdin_left_open(
             env=clean_env(KIOKU_NO_DAEMON=""),
         )
         assert proc.stdin is not None
-        started = time.monotonic()
         proc.stdin.write(json.dumps(payload).encode())
         proc.stdin.flush()
-        proc.wait(timeout=30)  # stdin still open
-        elapsed = time.monotonic() - started
+        proc.wait(timeout=60)  # it answers and exits while stdin is still open
         assert proc.stdout is not None
         assert proc.stderr is not None
         out, err = proc.stdout.read().decode(), proc.stderr.read().decode()
         proc.stdin.close()
         assert proc.returncode == 0, err
         assert "Sora" in out
-        assert elapsed < 1.5  # not the 2 s wait for more input
         assert not (elsewhere / "memories.db").exists()  # nothing answered in process
         # A slash command is excluded by the daemon as by the in-process hook.
         slash = _hook(elsewhere, "/clear", KIOKU_NO_DAEMON="")
@@ -135,3 +132,18 @@ def test_the_answer_comes_from_the_daemon_even_with_stdin_left_open(
         assert not (elsewhere / "memories.db").exists()
     finally:
         kioku("daemon", "stop")
+
+
+def test_stop_says_which_daemon_it_stopped(stocked: Path, kioku: Run) -> None:
+    try:
+        assert kioku("daemon", "start").code == 0
+        pid = json.loads(kioku("daemon", "status", "--json").out)["pid"]
+        assert isinstance(pid, int)
+    finally:
+        stopped = kioku("daemon", "stop")
+    assert stopped.code == 0, stopped.err
+    assert stopped.out == f"stopped the daemon (pid {pid})\n"
+    again = kioku("daemon", "stop")
+    assert again.code == 0
+    assert again.out.startswith("not running")
+    assert json.loads(kioku("daemon", "stop", "--json").out)["stopped"] is False

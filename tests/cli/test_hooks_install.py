@@ -79,6 +79,14 @@ def _ours(data: dict[str, Any], event: str) -> list[str]:
     ]
 
 
+def _words(command: str) -> list[str]:
+    """The words of the command that runs kioku (before the `|| echo` fallback)."""
+    core, _, fallback = command.partition(" || ")
+    assert fallback.startswith("echo ")
+    assert fallback.endswith(" >&2")
+    return shlex.split(core)
+
+
 def test_install_twice_keeps_the_rest_and_adds_ours_once(project: Path, user_home: Path) -> None:
     path = _settings(project)
     _write(path, EXISTING)
@@ -97,11 +105,11 @@ def test_install_twice_keeps_the_rest_and_adds_ours_once(project: Path, user_hom
     assert data["hooks"]["UserPromptSubmit"][0] == EXISTING["hooks"]["UserPromptSubmit"][0]
     for event in EVENTS:
         (command,) = _ours(data, event)
-        words = shlex.split(command)
+        words = _words(command)
         assert Path(words[0]).is_absolute()
         assert words[1:4] == ["-P", "-c", ENTRY]
         assert words[-2] == "hook"
-    assert shlex.split(_ours(data, "SessionEnd")[0])[-1] == "session-end"
+    assert _words(_ours(data, "SessionEnd")[0])[-1] == "session-end"
     assert json.loads((path.with_name("settings.json.bak")).read_text()) == EXISTING
 
 
@@ -198,7 +206,7 @@ def test_a_non_default_home_is_named(project: Path, user_home: Path, tmp_path: P
     done = _run(project, user_home, "--home", str(home), "hooks", "install", "--scope", "project")
     assert done.code == 0, done.err
     (command,) = _ours(json.loads(_settings(project).read_text()), "SessionStart")
-    words = shlex.split(command)
+    words = _words(command)
     assert words[4:6] == ["--home", str(home)]
     assert words[-2:] == ["hook", "session-start"]
     # installing for the default home replaces the entry instead of adding a second one
@@ -229,3 +237,69 @@ def test_replaces_an_older_entry_of_ours(project: Path, user_home: Path) -> None
     assert groups[0] == {"hooks": [{"type": "command", "command": "echo keep-me"}]}
     assert len(_ours(data, "UserPromptSubmit")) == 1
     assert old not in _ours(data, "UserPromptSubmit")
+
+
+def _shell(command: str, user_home: Path, stdin: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # noqa: S602 - the command as Claude Code runs it
+        command,
+        shell=True,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=clean_env(HOME=str(user_home)),
+        timeout=60,
+        check=False,
+    )
+
+
+def test_a_hook_whose_python_is_gone_fails_open_and_is_found(
+    project: Path, user_home: Path, tmp_path: Path
+) -> None:
+    """A recreated or deleted virtual environment: the installed command still exits 0 with
+    one line saying what to do; `kioku doctor` and `kioku hooks install` name the problem."""
+    home = tmp_path / "kioku-home"
+    assert _run(project, user_home, "--home", str(home), "init").code == 0
+    assert _run(project, user_home, "hooks", "install", "--scope", "project").code == 0
+    path = _settings(project)
+    data = json.loads(path.read_text())
+    gone = str(tmp_path / "old-venv" / "bin" / "python")
+    for event in EVENTS:
+        for group in data["hooks"][event]:
+            for hook in group["hooks"]:
+                hook["command"] = hook["command"].replace(shlex.quote(sys.executable), gone, 1)
+    path.write_text(json.dumps(data))
+    (command,) = _ours(data, "UserPromptSubmit")
+    assert command.startswith(gone)
+    ran = _shell(command, user_home, '{"prompt": "hello"}')
+    assert ran.returncode == 0  # the conversation goes on
+    assert "run kioku hooks install again" in ran.stderr
+    assert ran.stdout == ""
+
+    doctor = _run(project, user_home, "--home", str(home), "doctor", "--json")
+    assert doctor.code == 1
+    (hooks,) = [c for c in json.loads(doctor.out)["checks"] if c["name"] == "hooks"]
+    assert not hooks["ok"]
+    assert f"its Python {gone} does not exist any more" in hooks["detail"]
+    assert "kioku hooks install --scope project" in hooks["detail"]
+
+    fixed = _run(project, user_home, "hooks", "install", "--scope", "project")
+    assert fixed.code == 0, fixed.err
+    assert "the installed command could not run" in fixed.out
+    assert "replace" in fixed.out
+    (command,) = _ours(json.loads(path.read_text()), "UserPromptSubmit")
+    assert _shell(command, user_home, '{"prompt": "/help"}').stderr == ""
+    doctor = _run(project, user_home, "--home", str(home), "doctor", "--json")
+    (hooks,) = [c for c in json.loads(doctor.out)["checks"] if c["name"] == "hooks"]
+    assert hooks["ok"], hooks["detail"]
+
+
+def test_a_python_without_kioku_is_found_too(project: Path, user_home: Path) -> None:
+    from kioku.service.claude_settings import command_problem, hook_command
+
+    # an interpreter that exists but cannot import kioku (no site module: no site-packages)
+    python = user_home / "python-without-kioku"
+    python.write_text(f'#!/bin/sh\nexec {shlex.quote(sys.executable)} -I -S "$@"\n')
+    python.chmod(0o755)
+    command = hook_command("user-prompt-submit", python=str(python))
+    assert command_problem(command) == f"its Python {python} cannot import kioku"
+    assert command_problem(hook_command("user-prompt-submit")) is None

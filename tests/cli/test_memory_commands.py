@@ -64,6 +64,7 @@ def test_bad_input_is_one_clear_line_and_exit_2(
 
 
 def test_unknown_id_is_a_runtime_error(kioku: Run) -> None:
+    assert kioku("init").code == 0
     for command in ("show", "protect", "unprotect", "forget"):
         result = kioku(command, "mem_20990101_000000_deadbeef")
         assert result.code == 1, command

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 
 from tests.cli.conftest import clean_env, run_kioku
 from tests.fakes.llm_server import FakeLlmServer, Reply
 
 KEY = "sk-test-never-shown-0123"
+TRANSCRIPT = Path(__file__).resolve().parent.parent / "fixtures" / "claude" / "normal.jsonl"
 
 
 def _env(server: FakeLlmServer, provider: str) -> dict[str, str]:
@@ -34,7 +36,7 @@ def test_malformed_json_twice_falls_back_to_offline_and_says_so(home: Path) -> N
                 "--user",
                 "これは覚えておいて：来週の木曜は母の誕生日",
                 "--assistant",
-                "わかりました",
+                f"わかりました（{provider}）",  # two turns, not one turn stored twice
                 "--json",
                 env=_env(server, provider),
             )
@@ -68,10 +70,61 @@ def test_a_working_provider_is_used_and_its_usage_is_costed(home: Path) -> None:
     assert "memory generation" in text
 
 
-def test_an_unreachable_base_url_fails_at_startup(home: Path) -> None:
+def _dead_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+def _warnings(err: str) -> list[str]:
+    return [line for line in err.splitlines() if "warning" in line]
+
+
+def test_an_unreachable_provider_falls_back_with_one_warning(home: Path) -> None:
+    env = clean_env(
+        KIOKU_LLM__PROVIDER="ollama",
+        KIOKU_LLM__MODEL="test-model",
+        KIOKU_LLM__BASE_URL=f"http://127.0.0.1:{_dead_port()}/v1",
+    )
+    result = run_kioku("--home", str(home), "remember", "--user", "hi", "--json", env=env)
+    assert result.code == 0, result.err
+    assert result.json()["analysis"]["analyzer"] == "offline"
+    (warning,) = _warnings(result.err)
+    assert "unreachable" in warning
+    assert "connection refused" in warning
+    assert "llm.base_url" in warning  # what to fix
+    ingested = run_kioku("--home", str(home), "ingest", str(TRANSCRIPT), env=env)
+    assert ingested.code == 0, ingested.err
+    assert "added 3" in ingested.out
+    assert len(_warnings(ingested.err)) == 1  # one for the run, not one per turn
+
+
+def test_a_missing_key_falls_back_with_one_warning_naming_the_variable(home: Path) -> None:
+    env = clean_env(KIOKU_LLM__PROVIDER="anthropic")
+    env.pop("ANTHROPIC_API_KEY", None)
+    result = run_kioku("--home", str(home), "remember", "--user", "hi", "--json", env=env)
+    assert result.code == 0, result.err
+    assert result.json()["analysis"]["analyzer"] == "offline"
+    (warning,) = _warnings(result.err)
+    assert "ANTHROPIC_API_KEY" in warning
+
+
+def test_a_provider_failing_on_every_turn_is_said_once(home: Path) -> None:
     with FakeLlmServer() as server:
-        env = _env(server, "ollama")
-    # The server is gone: nothing listens on its port any more.
+        server.script(*[Reply.raw(500, '{"error": "overloaded"}')] * 6)
+        result = run_kioku(
+            "--home", str(home), "ingest", str(TRANSCRIPT), env=_env(server, "ollama")
+        )
+        assert len(server.requests) >= 3  # asked for each turn until it paused
+    assert result.code == 0, result.err
+    assert "added 3" in result.out
+    (warning,) = _warnings(result.err)
+    assert "HTTP 500" in warning
+
+
+def test_a_malformed_llm_section_is_still_a_usage_error(home: Path) -> None:
+    env = clean_env(KIOKU_LLM__PROVIDER="openai-compatible", KIOKU_LLM__MODEL="m")
     result = run_kioku("--home", str(home), "remember", "--user", "hi", env=env)
     assert result.code == 2
     assert "llm.base_url" in result.err

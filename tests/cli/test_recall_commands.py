@@ -84,6 +84,7 @@ def test_injected_block_is_inert(kioku: Run) -> None:
 
 
 def test_empty_and_huge_queries(kioku: Run) -> None:
+    assert kioku("init").code == 0
     assert kioku("recall", "").code == 0
     assert kioku("recall", "x" * 100_000).code == 0
     assert kioku("recall").code == 2

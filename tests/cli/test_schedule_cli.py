@@ -53,13 +53,13 @@ def test_show_prints_the_systemd_units_and_writes_nothing(tmp_path: Path, user_h
     assert result.code == 0, result.err
     assert "OnCalendar=*-*-* 03:00:00" in result.out
     assert "Persistent=true" in result.out
-    assert f'"-m" "kioku" "--home" "{home}" "batch"' in result.out
+    assert f'"-m" "kioku" "--home" "{home}" "batch" "--auto"' in result.out
     assert "systemctl --user enable --now kioku-batch-" in result.out
     assert not (tmp_path / "xdg").exists()
     data = _kioku(home, env, "show", "--method", "systemd", "--hour", "5", "--json").json()
     assert data["hour"] == 5
     assert data["command"] == [os.path.abspath(sys.executable), "-m", "kioku", "--home",
-                               str(home), "batch"]  # fmt: skip
+                               str(home), "batch", "--auto"]  # fmt: skip
     paths = [f["path"] for f in data["files"]]
     assert all(p.startswith(str(tmp_path / "xdg" / "systemd" / "user")) for p in paths)
 
@@ -107,7 +107,9 @@ def test_launchd_plist(tmp_path: Path, user_home: Path) -> None:
     (plist_path,) = (user_home / "Library" / "LaunchAgents").iterdir()
     plist = plistlib.loads(plist_path.read_bytes())
     assert plist["Label"] == plist_path.stem
-    assert plist["ProgramArguments"][1:] == ["-m", "kioku", "--home", str(home), "batch"]
+    assert plist["ProgramArguments"][1:] == [
+        "-m", "kioku", "--home", str(home), "batch", "--auto",
+    ]  # fmt: skip
     assert plist["StartCalendarInterval"] == {"Hour": 2, "Minute": 0}
     assert plist["StandardOutPath"] == str(home / "batch.log")
     removed = _kioku(home, env, "uninstall", "--method", "launchd", "--no-activate")
@@ -147,7 +149,7 @@ def test_without_systemctl_auto_installs_a_crontab_line_once(
     entry = entries[0]
     assert entry.startswith("0 6 * * * ")
     words = shlex.split(entry.split(" ", 5)[5])
-    assert words[1:7] == ["-m", "kioku", "--home", str(home), "batch", ">>"]
+    assert words[1:8] == ["-m", "kioku", "--home", str(home), "batch", "--auto", ">>"]
     removed = _kioku(home, env, "uninstall")
     assert removed.code == 0, removed.err
     assert "removed the entry from your crontab" in removed.out

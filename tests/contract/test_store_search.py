@@ -120,6 +120,40 @@ def test_lexical_search_honours_the_archived_filter(store: Store, make_memory: M
     assert lexical(store, "marathon", MemoryFilter(archived=True)) == [old.id]
 
 
+def test_japanese_proper_nouns_are_searchable(store: Store, make_memory: MakeMemory) -> None:
+    trip = make_memory(trigger="旅行の話", content="田中さんと東京へ行った")
+    cat = make_memory(trigger="猫", content="猫のタマが家出した")
+    store.add_many([trip, cat])
+    assert lexical(store, "東京") == [trip.id]
+    assert lexical(store, "田中さんは元気？") == [trip.id]
+    assert lexical(store, "タマ") == [cat.id]
+
+
+def test_known_terms_are_those_of_the_scope(store: Store, make_memory: MakeMemory) -> None:
+    store.add_many(
+        [
+            make_memory(content="Caroline painted a sunset", user_id="alice", agent_id="a1"),
+            make_memory(content="Jon opened a dance studio", user_id="bob", agent_id="a1"),
+            archived(make_memory(content="a trip to Kyoto", user_id="alice", agent_id="a1")),
+            make_memory(content="東京で田中さんに会った", user_id="alice", agent_id="a2"),
+        ]
+    )
+    alice = MemoryFilter(user_id="alice")
+    asked = ["caroline", "jon", "kyoto", "東京", "nobody", "it's", '"quoted"', ""]
+    assert store.known_terms(asked, alice) == {"caroline", "kyoto", "東京"}
+    assert store.known_terms(asked, MemoryFilter(user_id="alice", archived=False)) == {
+        "caroline",
+        "東京",
+    }
+    assert store.known_terms(asked, MemoryFilter(user_id="alice", agent_id="a1")) == {
+        "caroline",
+        "kyoto",
+    }
+    assert store.known_terms(asked, MemoryFilter(user_id="bob")) == {"jon"}
+    assert store.known_terms(asked, MemoryFilter(user_id="carol")) == frozenset()
+    assert store.known_terms([], alice) == frozenset()
+
+
 def test_more_mentions_rank_higher(store: Store, make_memory: MakeMemory) -> None:
     once = make_memory(content="guitar lesson with a new teacher today")
     thrice = make_memory(content="guitar guitar guitar practice all evening")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -49,7 +51,7 @@ def test_daemon_answers_recall_and_stops(tmp_path: Path) -> None:
         bad = daemon.ask(home, {"op": "recall"})
         assert bad is not None
         assert not bad["ok"]
-        assert daemon.stop(home)
+        assert daemon.stop(home) == proc.pid
         proc.wait(timeout=10)
     finally:
         if proc.poll() is None:
@@ -116,6 +118,25 @@ def test_the_raw_hook_protocol(tmp_path: Path) -> None:
         assert _raw(home, b"[1, 2]") == b"FALLBACK\n"
         # The JSON protocol still answers on the same socket.
         assert daemon.ask(home, {"op": "ping"}) is not None
+    finally:
+        daemon.stop(home)
+        proc.wait(timeout=30)
+
+
+def test_the_pid_file_is_owner_only_whatever_the_umask(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with Kioku.open(home, env={}) as k:
+        k.remember("note", "text", intensity=30, category="work")
+    (home / daemon.PID_NAME).write_text("1\n")  # left by an older daemon, mode 0644
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "kioku.service.daemon", "--home", str(home), "--idle", "60"],
+        preexec_fn=lambda: os.umask(0),
+    )
+    try:
+        assert _wait(lambda: daemon.status(home)["running"])
+        pid_file = home / daemon.PID_NAME
+        assert stat.S_IMODE(pid_file.stat().st_mode) == 0o600
+        assert pid_file.read_text() == f"{proc.pid}\n"
     finally:
         daemon.stop(home)
         proc.wait(timeout=30)

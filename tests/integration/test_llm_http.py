@@ -164,8 +164,8 @@ def test_a_stalled_answer_is_cut_by_the_timeout(server: FakeLlmServer) -> None:
     started = time.monotonic()
     with pytest.raises(ProviderTimeoutError) as info:
         _post(server, Sleeps(), timeout=0.5, max_retries=1)
-    elapsed = time.monotonic() - started
-    assert 0.9 <= elapsed < 2.5
+    # each attempt waited out its timeout (a lower bound: a busy machine cannot break it)
+    assert time.monotonic() - started >= 0.9
     assert len(server.requests) == 2
     assert "0.5 s" in str(info.value)
 

@@ -179,7 +179,7 @@ def test_explain_forecasts_the_next_level(kioku: Kioku) -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "\x00\x00binary\x00", "\ufffd\ufffd broken utf-8", "x" * 1_048_576, "Привет мир"],
+    ["\x00\x00binary\x00", "\ufffd\ufffd broken utf-8", "x" * 1_048_576, "Привет мир"],
 )
 def test_remember_turn_keeps_any_turn(kioku: Kioku, text: str) -> None:
     memory, analysis = kioku.remember_turn(text, "")

@@ -258,6 +258,8 @@ def test_upgrade_from_version_1_keeps_every_row_and_field(tmp_path: Path, tokyo_
         (3, "token_usage"),
         (4, "lexical_index"),
         (5, "lifecycle_log"),
+        (6, "erasure"),
+        (7, "lexical_proper_nouns"),
     ]
     indexes = {row[0] for row in _raw(path, "SELECT name FROM sqlite_master WHERE type='index'")}
     assert {"idx_retention_score", "idx_current_level", "idx_archived_at", "idx_created"} <= indexes
@@ -495,3 +497,24 @@ def test_integrity_check_reports_a_lexical_index_out_of_step(tmp_path: Path) -> 
     assert not report.ok
     assert any("lexical index has 1 rows for 2 memories" in p for p in report.problems)
     assert any("restore from backup" in p for p in report.problems)
+
+
+def test_version_7_indexes_japanese_proper_nouns_of_existing_memories(tmp_path: Path) -> None:
+    from kioku.adapters.store.sqlite.connection import connect
+    from tests.contract.conftest import build_memory
+
+    path = tmp_path / "memories.db"
+    memory = build_memory(1, trigger="旅行", content="田中さんと東京へ行った")
+    conn = connect(path, 1000)
+    try:
+        migrate(conn, target=6)
+        conn.execute("BEGIN")
+        conn.execute(INSERT_MEMORY, encode_memory(memory))
+        search.put_many(conn, [(memory.id, "旅行 行")])  # the terms version 6 made
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    with open_sqlite_store(path) as store:
+        assert store.schema_version == LATEST_VERSION >= 7
+        assert store.indexed_terms([memory.id])[memory.id] >= {"田中", "東京", "旅行"}
+        assert [i for i, _ in store.search_lexical(["東京"], MemoryFilter(), 5)] == [memory.id]

@@ -362,10 +362,10 @@ def test_env_cross_check_blames_the_env_value(tmp_path: Path) -> None:
 
 
 def test_ratio_error_names_every_source(tmp_path: Path) -> None:
-    file = write(tmp_path / "config.toml", "[compression]\nlevel1_ratio = 0.2\n")
+    file = write(tmp_path / "config.toml", "[compression]\nlevel1_ratio = 0.4\n")
     with pytest.raises(ConfigError) as info:
-        load(tmp_path, KIOKU_COMPRESSION__DELETE_RATIO="0.25")
-    assert info.value.source == f"file:{file}, env:KIOKU_COMPRESSION__DELETE_RATIO"
+        load(tmp_path, KIOKU_COMPRESSION__LEVEL3_RATIO="0.35")
+    assert info.value.source == f"file:{file}, env:KIOKU_COMPRESSION__LEVEL3_RATIO"
 
 
 def test_loaded_config_is_frozen(tmp_path: Path) -> None:

@@ -51,7 +51,8 @@ RANGE_CASES: list[tuple[str, object, str, str]] = [
     ("compression.level1_ratio", 1.2, "1.2", "0 <= value <= 1"),
     ("compression.level2_ratio", 2, "2", "0 <= value <= 1"),
     ("compression.level3_ratio", -0.35, "-0.35", "0 <= value <= 1"),
-    ("compression.delete_ratio", -0.1, "-0.1", "0 <= value <= 1"),
+    ("batch.max_auto_catch_up_days", 0, "0", "an integer with 1 <= value <= 3660"),
+    ("batch.max_auto_catch_up_days", 3661, "3661", "1 <= value <= 3660"),
     ("compression.schedule_hour", 24, "24", "an integer with 0 <= value <= 23"),
     ("compression.schedule_hour", -1, "-1", "0 <= value <= 23"),
     ("compression.interval_hours", 0, "0", "value > 0"),
@@ -339,30 +340,39 @@ def test_equal_levels_are_not_descending() -> None:
     assert "must descend" in str(err)
 
 
-def test_ratios_not_summing_to_one_name_all_four_and_the_sum() -> None:
-    err = fail(one("compression", "delete_ratio", 0.3))
+def test_level_shares_over_one_name_all_three_and_the_sum() -> None:
+    err = fail(one("compression", "level3_ratio", 0.65))
     message = str(err)
-    for name in ("level1_ratio", "level2_ratio", "level3_ratio", "delete_ratio"):
+    for name in ("level1_ratio", "level2_ratio", "level3_ratio"):
         assert name in err.key
         assert name in err.allowed
-    assert "0.15 + level2_ratio 0.3 + level3_ratio 0.35 + delete_ratio 0.3 = 1.1" in message
+    assert "0.15 + level2_ratio 0.3 + level3_ratio 0.65 = 1.1" in message
     assert err.value == pytest.approx(1.1)
     assert err.source == SOURCE
-    assert "compression.delete_ratio = 0.2" in message  # a fix that works
+    assert "compression.level3_ratio = 0.55" in message  # a fix that works
 
 
 def test_ratios_within_tolerance_are_accepted() -> None:
     config = validate_config(
-        {
-            "compression": {
-                "level1_ratio": 0.1,
-                "level2_ratio": 0.2,
-                "level3_ratio": 0.3,
-                "delete_ratio": 0.4 + 5e-7,
-            }
-        }
+        {"compression": {"level1_ratio": 0.2, "level2_ratio": 0.3, "level3_ratio": 0.5 + 5e-7}}
     )
-    assert config.compression.delete_ratio == pytest.approx(0.4, abs=1e-6)
+    assert config.compression.level3_ratio == pytest.approx(0.5, abs=1e-6)
+
+
+def test_delete_ratio_still_loads_with_one_warning(caplog: pytest.LogCaptureFixture) -> None:
+    # The spec's 消去 20 % is the remainder of the three shares, not a setting of its own.
+    with caplog.at_level("WARNING"):
+        config = validate_config(
+            {"compression": {"delete_ratio": 0.2, "level1_ratio": 0.1}},
+            lambda key: "file:/tmp/deprecated-key-test.toml",
+        )
+    assert config.compression.level1_ratio == 0.1
+    assert not hasattr(config.compression, "delete_ratio")
+    [record] = [r for r in caplog.records if "delete_ratio" in r.getMessage()]
+    message = record.getMessage()
+    assert "\n" not in message
+    assert "ignored" in message
+    assert "file:/tmp/deprecated-key-test.toml" in message
 
 
 def test_error_without_source_of_has_no_source() -> None:

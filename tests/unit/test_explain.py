@@ -161,7 +161,20 @@ def test_protected_memory_keeps_its_level_in_the_projection() -> None:
     explained = explain_retention(memory(60, "casual", protected=True), CFG, NOW)
     assert explained.milestones == ()
     assert {p.level for p in explained.projection} == {Level.FULL}
-    assert explained.projection[-1].score < 1
+    # Protected memories do not fade: the whole year at the intensity.
+    assert {p.score for p in explained.projection} == {60.0}
+    assert explained.note.startswith("protected: does not fade")
+    assert "unprotected, it would score" in explained.note
+
+
+def test_imported_memory_is_forecast_from_its_real_age() -> None:
+    # Made a hundred days ago and never recalled: the next batch brings it to its age.
+    old = memory(60, "work", created=NOW - timedelta(days=100))
+    explained = explain_retention(old, CFG, NOW)
+    reached, _ = replay(old, 1)
+    assert explained.milestones[0].days == 1
+    assert explained.milestones[-1].level == Level.ARCHIVED
+    assert reached.get(Level.ARCHIVED) == 1
 
 
 def test_archived_memory_has_no_projection() -> None:

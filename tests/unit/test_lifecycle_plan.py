@@ -26,6 +26,7 @@ TZ = ZoneInfo("Asia/Tokyo")
 NOW = datetime(2026, 3, 1, 3, 0, tzinfo=TZ)
 PREVIOUS = NOW - timedelta(days=1)
 OLD = (NOW - timedelta(days=30)).timestamp()
+DAY = 86_400.0
 
 
 def population(rows: list[dict[str, Any]]) -> Population:
@@ -37,7 +38,14 @@ def population(rows: list[dict[str, Any]]) -> Population:
     return Population(
         ids=ids,
         scope=col("scope", 0, np.int32),
-        created=col("created", OLD, np.float64),
+        # By default a memory made so that its memory_days is its age in batch days.
+        created=np.asarray(
+            [
+                r.get("created", PREVIOUS.timestamp() - r.get("memory_days", 0.0) * DAY)
+                for r in rows
+            ],
+            dtype=np.float64,
+        ),
         intensity=col("intensity", 50.0, np.float64),
         coefficient=col("coefficient", 0.995, np.float64),
         memory_days=col("memory_days", 0.0, np.float64),
@@ -404,20 +412,101 @@ def test_ratios_count_only_archived_memories_that_stay() -> None:
     assert int(np.sum(p.level == 1)) == 1  # floor(0.15 × 10), not floor(0.15 × 20)
 
 
-def test_first_run_ages_by_the_days_since_the_first_batch() -> None:
-    made = (NOW - timedelta(days=3, hours=15)).timestamp()  # 0.625 days before its first batch
-    p = plan_day(
-        population([{"created": made, "memory_days": 0.625}]),
-        archive([]),
-        no_ratios(),
-        NOW,
-        PREVIOUS,
-        first_run=True,
-    )
+def test_a_memory_never_recalled_is_aged_to_its_real_age() -> None:
+    # Imported history, or a store's first batch: 0.625 days before its first batch, three
+    # batches since -> 3.625, not 0.625 + 1.
+    made = (NOW - timedelta(days=3, hours=15)).timestamp()
+    p = plan([{"created": made, "memory_days": 0.625}])
     assert p.memory_days[0] == pytest.approx(3.625)
+    # A recall pending on such a memory halves its age up to the previous batch (the recall
+    # takes the place of today's day, as for any memory), not its first 0.625 days.
+    p = plan([{"created": made, "memory_days": 0.625, "recalled": True}])
+    assert p.memory_days[0] == pytest.approx(2.625 / 2)
+    # A memory once recalled has had its days halved: it only ages a day.
+    p = plan([{"created": made, "memory_days": 0.625, "recall_count": 1}])
+    assert p.memory_days[0] == pytest.approx(1.625)
+    # A memory ahead of its age (days set by hand) still ages a day, never less.
+    p = plan([{"created": made, "memory_days": 9.0}])
+    assert p.memory_days[0] == pytest.approx(10.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    days=st.integers(min_value=1, max_value=400),
+    hour=st.integers(min_value=0, max_value=23),
+    batches=st.integers(min_value=1, max_value=5),
+)
+def test_imported_memory_ends_as_if_it_had_been_there_all_along(
+    days: int, hour: int, batches: int
+) -> None:
+    # A memory made ``days`` days before PREVIOUS at ``hour``: whatever batch it meets first,
+    # after ``batches`` daily batches its memory_days is its age in batch days, exactly what a
+    # memory that went through every batch since its creation has.
+    from kioku.core.retention import initial_memory_days, next_batch_after
+
+    created = (PREVIOUS - timedelta(days=days)).replace(hour=hour)
+    first = initial_memory_days(created, 3)
+    row = {"created": created.timestamp(), "memory_days": first}
+    moment = NOW
+    for n in range(batches):
+        previous = moment - timedelta(days=1)
+        p = plan_day(population([row]), archive([]), no_ratios(), moment, previous)
+        row["memory_days"] = float(p.memory_days[0])
+        if n < batches - 1:
+            moment += timedelta(days=1)
+    every = first + (moment.date() - next_batch_after(created, 3).date()).days
+    assert row["memory_days"] == pytest.approx(every)
 
 
 def test_a_memory_whose_revival_was_asked_is_not_erased() -> None:
     cfg = replace(no_ratios(), archive=ArchiveConfig(auto_delete_enabled=True))
     row = _deletable(revival_requested=True, revival_requested_at=OLD)
     assert plan([], cfg, [row]).deletions == ()
+
+
+# -- 保護記憶 -------------------------------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    intensity=st.integers(min_value=0, max_value=100),
+    coefficient=st.floats(min_value=0.7, max_value=0.999),
+    recalls=st.lists(st.booleans(), min_size=1, max_size=60),
+    level=st.sampled_from([1, 2, 3]),
+)
+def test_a_protected_memory_never_scores_below_its_first_day(
+    intensity: int, coefficient: float, recalls: list[bool], level: int
+) -> None:
+    # Spec 000 保護記憶: Level 1 forever. Its retention score stays at its first-day value (the
+    # intensity) through any number of batches and recalls; its days keep counting.
+    row: dict[str, Any] = {
+        "intensity": float(intensity),
+        "coefficient": coefficient,
+        "memory_days": 0.5,
+        "created": PREVIOUS.timestamp() + 3600,
+        "protected": True,
+        "level": level,
+        "score": float(intensity),
+    }
+    moment = NOW
+    for recalled in recalls:
+        row["recalled"] = recalled
+        p = plan_day(population([row]), archive([]), spec_ratios(), moment, moment - timedelta(1))
+        assert p.score[0] >= intensity
+        assert p.level[0] == level
+        assert p.transitions == ()
+        row.update(
+            memory_days=float(p.memory_days[0]),
+            coefficient=float(p.coefficient[0]),
+            recall_count=int(p.recall_count[0]),
+            score=float(p.score[0]),
+        )
+        moment += timedelta(days=1)
+
+
+def test_an_unprotected_memory_fades_by_its_real_age() -> None:
+    # Unprotecting returns a memory to the curve its age puts it on: its days kept counting.
+    row = {"intensity": 80.0, "coefficient": 0.95, "memory_days": 40.0, "protected": True}
+    assert plan([row]).score[0] == pytest.approx(80.0)
+    row["protected"] = False
+    assert plan([row]).score[0] == pytest.approx(80.0 * 0.95**41)

@@ -2,23 +2,28 @@
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kioku.config.schema import ResonanceConfig
 from kioku.core.inject import CLOSE, OPEN, Injected, format_memories, neutralise
 from kioku.core.model import ALL_TAGS, Valence
 from kioku.core.recall import (
+    Candidate,
     EmotionState,
+    choose,
+    coverage,
     mentions_the_past,
     priority,
     reciprocal_rank_fusion,
     resonance,
     select_results,
+    term_weight,
 )
 
 CFG = ResonanceConfig()
@@ -174,3 +179,96 @@ def test_a_preset_gives_its_weights_and_set_keys_override_them() -> None:
     assert (spec.vector, spec.lexical, spec.retention_exponent) == (1.0, 0.0, 1.0)
     tuned = effective_weights(_replace(RetrievalConfig(preset="spec"), lexical_weight=0.4))
     assert tuned == _replace(PRESETS["spec"], lexical=0.4)
+
+
+# -- qualification: only relevance to the query lets a memory in ------------------------------
+
+_FLOOR = 0.4
+candidates = st.lists(
+    st.builds(
+        Candidate,
+        st.uuids().map(str),
+        st.floats(0, 1),
+        st.floats(0, 1e6),
+        st.booleans(),
+    ),
+    max_size=30,
+    unique_by=lambda c: c.id,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(candidates, st.integers(1, 20), st.floats(0, 100))
+def test_a_candidate_below_the_floor_is_chosen_only_as_a_companion(
+    cands: list[Candidate], top_k: int, threshold: float
+) -> None:
+    chosen = set(choose(cands, top_k, threshold, _FLOOR))
+    for cand in cands:
+        if cand.id in chosen:
+            assert cand.coverage >= _FLOOR or cand.companion
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.floats(0, _FLOOR, exclude_max=True),
+    emotions,
+    emotions,
+    st.floats(0, 100),
+    st.integers(0, 10_000),
+    st.floats(1, 2),
+    st.floats(0, 1),
+)
+def test_no_mood_recency_retention_or_recall_count_qualifies_an_irrelevant_memory(
+    cover: float,
+    mood: EmotionState,
+    memory: EmotionState,
+    retention: float,
+    recall_count: int,
+    recency: float,
+    relevance: float,
+) -> None:
+    """However strongly the memory resonates with the mood, however fresh, strong and often
+    recalled it is, and however it would rank, a coverage below the floor keeps it out; the
+    same memory with a coverage at the floor is in."""
+    res = resonance(mood, memory, CFG)
+    final = priority(
+        relevance * recency, retention, recall_count, res, recall_count_weight=0.1, alpha=0.3
+    ).final
+    weak = [Candidate("off", cover, final + 1e6), Candidate("on", _FLOOR, 0.001)]
+    assert choose(weak, top_k=5, threshold=0.0, floor=_FLOOR) == ["on"]
+    assert choose([Candidate("off", cover, final)], 5, 5.0, _FLOOR) == []
+    assert choose([Candidate("off", _FLOOR, final)], 5, 5.0, _FLOOR) == (
+        ["off"] if final > 0 else []
+    )
+
+
+def test_qualified_memories_are_ordered_by_their_final_priority() -> None:
+    cands = [
+        Candidate("a", 0.5, 3.0),
+        Candidate("b", 0.9, 1.0),
+        Candidate("c", 0.1, 99.0),
+        Candidate("d", 0.1, 2.0, companion=True),
+    ]
+    assert choose(cands, top_k=5, threshold=5.0, floor=0.4) == ["a", "d", "b"]
+    assert choose(cands, top_k=5, threshold=0.0, floor=0.0) == ["c", "a", "d", "b"]
+
+
+def test_term_weight_is_an_idf_and_unseen_terms_weigh_as_the_rarest() -> None:
+    assert term_weight(1, 100) == pytest.approx(math.log(1 + 99.5 / 1.5))
+    assert term_weight(0, 100) == term_weight(1, 100)
+    assert term_weight(1, 100) > term_weight(10, 100) > term_weight(100, 100) > 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.dictionaries(st.text(min_size=1, max_size=5), st.floats(0.001, 10), max_size=8),
+    st.sets(st.text(min_size=1, max_size=5), max_size=8),
+)
+def test_coverage_is_the_weighted_share_of_the_query_held(
+    weights: dict[str, float], held: set[str]
+) -> None:
+    share = coverage(weights, held)
+    assert 0.0 <= share <= 1.0
+    assert coverage(weights, held | set(weights)) == (1.0 if weights else 0.0)
+    assert coverage(weights, set()) == 0.0
+    assert share <= coverage(weights, held | set(list(weights)[:1])) + 1e-12

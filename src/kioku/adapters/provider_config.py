@@ -11,7 +11,11 @@ from collections.abc import Iterable, Mapping
 
 from kioku.errors import ConfigError
 
-__all__ = ["provider_name", "resolve_key"]
+__all__ = ["MissingKeyError", "provider_name", "resolve_key"]
+
+
+class MissingKeyError(ConfigError):
+    """A hosted provider has no API key (or the variable named for it is unset)."""
 
 
 def provider_name(
@@ -44,7 +48,8 @@ def resolve_key(
     variable (hosted providers only, ``key_variables``). ``None`` for a local server without one.
 
     A hosted provider without a key, or a named variable that is unset, is a
-    :class:`ConfigError` on ``{section}.api_key_env`` naming the variable to set (never the key).
+    :class:`MissingKeyError` on ``{section}.api_key_env`` naming the variable to set (never
+    the key).
     """
     if api_key.strip():
         return api_key.strip()
@@ -54,7 +59,7 @@ def resolve_key(
     if key:
         return key
     if named or provider in key_variables:
-        raise ConfigError(
+        raise MissingKeyError(
             f"{section}.api_key_env",
             api_key_env,
             f"an environment variable that holds the {label} API key",

@@ -123,6 +123,8 @@ def _read_file(home: Path, path: Path | None) -> tuple[Path | None, dict[str, An
 def _parse_toml(text: str, path: Path) -> dict[str, Any]:
     try:
         return _toml().loads(text)  # type: ignore[no-any-return]
+    except RecursionError:
+        raise _unusable(path, "valid TOML", "arrays or tables nested too deeply") from None
     except _toml().TOMLDecodeError as exc:
         message = str(exc)
         found = _TOML_POSITION.search(message)
@@ -134,6 +136,18 @@ def _parse_toml(text: str, path: Path) -> dict[str, Any]:
         raise ConfigError(
             _FILE_KEY, str(path), "valid TOML", source=f"file:{path}", hint=f"{where}: {message}"
         ) from exc
+    except ValueError as exc:  # a number Python will not read, such as one of 5,000 digits
+        raise _unusable(path, "valid TOML", _number_reason(exc)) from exc
+
+
+def _number_reason(exc: ValueError) -> str:
+    reason = str(exc).split(";")[0]
+    return f"a value Python cannot read ({reason}); shorten or remove it"
+
+
+def _unusable(path: Path, allowed: str, reason: str) -> ConfigError:
+    """The error for a file that parses but holds what Python will not read."""
+    return ConfigError(_FILE_KEY, str(path), allowed, source=f"file:{path}", hint=reason)
 
 
 def _parse_json(text: str, path: Path) -> dict[str, Any]:
@@ -143,6 +157,10 @@ def _parse_json(text: str, path: Path) -> dict[str, Any]:
     except json.JSONDecodeError as exc:
         hint = f"JSON syntax error at line {exc.lineno}, column {exc.colno}: {exc.msg}"
         raise ConfigError(_FILE_KEY, str(path), "valid JSON", source=source, hint=hint) from exc
+    except ValueError as exc:  # a number Python will not read, such as one of 5,000 digits
+        raise _unusable(path, "valid JSON", _number_reason(exc)) from exc
+    except RecursionError:
+        raise _unusable(path, "valid JSON", "arrays or objects nested too deeply") from None
     if not isinstance(data, dict):
         raise ConfigError(
             _FILE_KEY,
@@ -193,7 +211,7 @@ def _parse_env_value(text: str, dotted: str) -> object:
         return text
     try:
         value = _toml().loads(f"v = {text}")["v"]
-    except _toml().TOMLDecodeError:
+    except (ValueError, RecursionError):  # not a TOML value (TOMLDecodeError), or too large
         return text
     from kioku.config.validate import is_string_key
 
@@ -221,11 +239,12 @@ def _assign(raw: dict[str, Any], parts: tuple[str, ...], value: object) -> None:
         node[last] = value
 
 
-def _leaf_keys(value: object, prefix: str = "") -> list[str]:
-    """The dotted keys of every non-table value under ``value``."""
-    if not isinstance(value, Mapping) or (prefix and not value):
-        return [prefix] if prefix else []
+def _leaf_keys(value: object, prefix: str | None = None) -> list[str]:
+    """The dotted keys of every non-table value under ``value`` (a key may be empty: ``""``
+    is a key TOML and JSON allow, and it still came from the file)."""
+    if not isinstance(value, Mapping) or (prefix is not None and not value):
+        return [prefix] if prefix is not None else []
     keys: list[str] = []
     for key, sub in value.items():
-        keys += _leaf_keys(sub, f"{prefix}.{key}" if prefix else str(key))
+        keys += _leaf_keys(sub, f"{prefix}.{key}" if prefix is not None else str(key))
     return keys

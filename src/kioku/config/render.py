@@ -32,7 +32,11 @@ _SECTION_COMMENTS: dict[str, str] = {
     "levels": "Retention-score thresholds of the compression levels (must descend).",
     "recall": "Reinforcement when a memory is recalled.",
     "resonance": "Emotional resonance used to rank recalled memories.",
-    "compression": "The nightly batch: target share of memories per level (sums to 1) and timing.",
+    "compression": (
+        "The nightly batch: most share of memories per level (the rest is the archive's) "
+        "and timing."
+    ),
+    "batch": "Limits of the automatic batch (a kioku addition).",
     "relations": "Links between memories.",
     "retrieval": "What a recall returns.",
     "archive": "The archive below level 3: revival and (optional) permanent deletion.",
@@ -66,11 +70,13 @@ _COMMENTS: dict[str, str] = {
     "compression.level1_ratio": "Target share of memories at level 1.",
     "compression.level2_ratio": "Target share of memories at level 2.",
     "compression.level3_ratio": "Target share of memories at level 3.",
-    "compression.delete_ratio": "Target share of memories moved out of the levels (archived).",
     "compression.schedule_hour": "Local hour (0-23) at which the batch runs.",
     "compression.interval_hours": "Hours between two batch runs.",
     "compression.ratio_min_memories": (
         "Enforce the level ratios only from this many non-protected memories on (0: always)."
+    ),
+    "batch.max_auto_catch_up_days": (
+        "Most days a scheduled or automatic batch catches up (1-3660); run `kioku batch` for more."
     ),
     "relations.score_proximity_threshold": "Retention scores closer than this count as near.",
     "relations.auto_link_similarity_threshold": "Cosine similarity (-1..1) that links memories.",
@@ -111,7 +117,8 @@ _COMMENTS: dict[str, str] = {
     "retrieval.category_weight": "Bonus for the category of the session's last memory.",
     "retrieval.candidates": "Candidates taken from each of lexical and vector search.",
     "retrieval.context_weight": "Relevance a strong match lends to the turns around it (0-1).",
-    "retrieval.min_relevance": "The top-k fallback skips memories less relevant than this.",
+    "retrieval.min_relevance": "Share of the query's terms (rarity-weighted) a memory must hold.",
+    "retrieval.require_known_names": "Recall nothing for a prompt naming only unknown names.",
     "llm.api_key": "The API key itself; prefer api_key_env. Never printed by kioku.",
     "llm.api_key_env": "Variable holding the key; empty: ANTHROPIC_API_KEY or OPENAI_API_KEY.",
     "llm.timeout_seconds": "Seconds to wait for one answer before the offline analyzer stands in.",

@@ -16,6 +16,7 @@ from kioku.records import Record
 
 __all__ = [
     "ArchiveConfig",
+    "BatchConfig",
     "CategoryRange",
     "CompressionConfig",
     "Config",
@@ -99,12 +100,23 @@ class CompressionConfig(Record):
     level1_ratio: float = 0.15
     level2_ratio: float = 0.30
     level3_ratio: float = 0.35
-    delete_ratio: float = 0.20
+    # The spec's ``delete_ratio`` (消去 20 %) is not a setting: it is what the three shares
+    # leave, the archive's share; a file that still sets it loads with a warning.
     schedule_hour: int = 3
     interval_hours: float = 24.0
     #: Ratios are enforced only in a scope holding at least this many non-protected memories
     #: (archived ones included); below it only the score thresholds move memories down.
     ratio_min_memories: int = 100
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class BatchConfig(Record):
+    """``[batch]``: limits of the automatic batch (a kioku addition)."""
+
+    #: An automatic batch (the scheduler's or the overdue fallback's) applies at most this many
+    #: days after the last batch day; more due days are left to `kioku batch`, with a warning
+    #: (a clock set years ahead would otherwise archive the whole store at once).
+    max_auto_catch_up_days: int = 31
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -139,9 +151,13 @@ class RetrievalConfig(Record):
     candidates: int = 100
     #: Relevance the strongest matches lend to the turns around them in their session.
     context_weight: float = 0.25
-    #: The top-k fallback (too few memories over relevance_threshold) skips memories whose
-    #: relevance is below this, so unrelated memories are not injected.
-    min_relevance: float = 0.05
+    #: A memory qualifies for recall only when it holds at least this share of the query's
+    #: terms, weighted by how rare each is (its coverage); mood, recency and retention never
+    #: qualify one. The turns around a qualified memory and its relations come along.
+    min_relevance: float = 0.1
+    #: When the prompt names people, places or things (capitalised words, acronyms, Japanese
+    #: proper nouns) and no memory of the owner mentions any of them, nothing qualifies.
+    require_known_names: bool = True
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -253,6 +269,7 @@ class Config(Record):
     recall: RecallConfig = field(default_factory=RecallConfig)
     resonance: ResonanceConfig = field(default_factory=ResonanceConfig)
     compression: CompressionConfig = field(default_factory=CompressionConfig)
+    batch: BatchConfig = field(default_factory=BatchConfig)
     relations: RelationsConfig = field(default_factory=RelationsConfig)
     retrieval: RetrievalConfig = field(default_factory=RetrievalConfig)
     archive: ArchiveConfig = field(default_factory=ArchiveConfig)

@@ -10,6 +10,7 @@ per-key ranges, then the rules that tie several keys together.
 from __future__ import annotations
 
 import difflib
+import logging
 import math
 import re
 from collections.abc import Callable, Mapping
@@ -28,7 +29,16 @@ __all__ = ["CATEGORY_NAME_PATTERN", "is_string_key", "validate_config"]
 CATEGORY_NAME_PATTERN = r"^[a-z][a-z0-9_]{0,31}$"
 _CATEGORY_NAME = re.compile(CATEGORY_NAME_PATTERN)
 _CATEGORIES = "retention.decay_by_category"
-_RATIOS = ("level1_ratio", "level2_ratio", "level3_ratio", "delete_ratio")
+_RATIOS = ("level1_ratio", "level2_ratio", "level3_ratio")
+#: Keys that are no longer settings: a file that sets one loads, with this one-line warning.
+_DEPRECATED: Mapping[str, str] = {
+    "compression.delete_ratio": (
+        "compression.delete_ratio is no longer used and is ignored: the archive's share is "
+        "what level1_ratio + level2_ratio + level3_ratio leave; remove it"
+    ),
+}
+_log = logging.getLogger(__name__)
+_WARNED: set[tuple[str, str | None]] = set()
 _LEVELS = ("level1_threshold", "level2_threshold", "level3_threshold")
 _RATIO_TOLERANCE = 1e-6
 
@@ -81,6 +91,7 @@ _BOUNDS: Mapping[str, _Bound] = {
     "compression.schedule_hour": _Bound(0, 23),
     "compression.interval_hours": _Bound(0, low_open=True),
     "compression.ratio_min_memories": _NON_NEGATIVE,
+    "batch.max_auto_catch_up_days": _Bound(1, 3660),
     "relations.score_proximity_threshold": _NON_NEGATIVE,
     "relations.auto_link_similarity_threshold": _Bound(-1, 1),
     "relations.max_relations_per_memory": _NON_NEGATIVE,
@@ -193,6 +204,16 @@ def _describe(kind: Any, key: str) -> str:
     return f"{noun} with {bound.describe()}" if bound else noun
 
 
+def _is_utf8(text: str) -> bool:
+    """Whether ``text`` has no lone surrogate (JSON escapes and environment variables can
+    hold one; nothing can store it)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def _type_hint(value: object) -> str:
     if isinstance(value, bool):
         return "got a boolean, which is never a number here"
@@ -256,6 +277,8 @@ class _Validator:
         if kind is str:
             if not isinstance(value, str) or (key in _NON_EMPTY and not value.strip()):
                 self.fail(key, value, allowed)
+            if not _is_utf8(value):
+                self.fail(key, value, allowed, "it holds a lone surrogate, which is not UTF-8")
             return value
         if isinstance(value, bool) or not isinstance(value, int | float):
             self.fail(key, value, allowed, _type_hint(value))
@@ -315,6 +338,12 @@ class _Validator:
         kinds = _schema().kinds
         for key, value in table.items():
             dotted = f"{name}.{key}"
+            if dotted in _DEPRECATED:
+                source = self.source(dotted)
+                if (dotted, source) not in _WARNED:  # once per process, however often loaded
+                    _WARNED.add((dotted, source))
+                    _log.warning("%s%s", _DEPRECATED[dotted], f" ({source})" if source else "")
+                continue
             kind = kinds.get(dotted)
             if kind is None:
                 known = [k[len(name) + 1 :] for k in kinds if k.startswith(f"{name}.")]
@@ -384,22 +413,25 @@ class _Validator:
                 self.fail(key, flat[key], allowed + rule)
 
     def check_ratios(self, flat: dict[str, Any]) -> None:
+        """The three level shares may add up to at most 1: what they leave is the archive's
+        (the spec's 消去 20 %, the remainder of 15 + 30 + 35)."""
         keys = [f"compression.{k}" for k in _RATIOS]
         values = [float(flat[k]) for k in keys]
         total = math.fsum(values)
-        if abs(total - 1.0) <= _RATIO_TOLERANCE:
+        if total <= 1.0 + _RATIO_TOLERANCE:
             return
         terms = " + ".join(f"{k.split('.')[1]} {v!r}" for k, v in zip(keys, values, strict=True))
         blamed = self.blame(*reversed(keys))
         fix = float(flat[blamed]) - (total - 1.0)
-        hint = "make the four ratios add up to 1"
+        hint = "make the three shares add up to at most 1"
         if 0.0 <= fix <= 1.0:
             hint += f", e.g. {blamed} = {round(fix, 9)!r}"
         sources = [self.source(k) for k in keys if k in self.set_keys] or [self.source(keys[0])]
         raise ConfigError(
-            "compression.level1_ratio + level2_ratio + level3_ratio + delete_ratio",
+            "compression.level1_ratio + level2_ratio + level3_ratio",
             round(total, 9),
-            f"a sum of 1 (within {_RATIO_TOLERANCE:g}); got {terms} = {round(total, 9)!r}",
+            f"a sum of at most 1 (the rest is the archive's share); got {terms} = "
+            f"{round(total, 9)!r}",
             source=", ".join(dict.fromkeys(s for s in sources if s)) or None,
             hint=hint,
         )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import calendar
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 
@@ -57,6 +58,9 @@ class RetentionExplanation:
     milestones: tuple[Milestone, ...]
     note: str
     projection: tuple[Projection, ...] = ()
+    #: Memories whose relations point at this one (spec 000 逆方向の参照: the lower score's
+    #: way back to the higher), as the store's reverse index finds them.
+    referenced_by: tuple[str, ...] = ()
 
     @property
     def next_level(self) -> int | None:
@@ -93,10 +97,15 @@ class _Course:
 
 def _course(memory: Memory, config: Config, nxt: datetime) -> _Course:
     """What the next batch does to the memory, as the batch does it (kioku.core.lifecycle):
+    a memory never recalled is first brought to its age in batch days (imported history);
     a pending recall is applied (memory_days reduced, coefficient raised); a memory made
     since the previous batch is not aged (its memory_days already counts up to this batch);
     any other memory ages one day."""
     days, coefficient = memory.memory_days, memory.decay_coefficient
+    fresh = memory.created > nxt - timedelta(days=1)
+    if memory.recall_count == 0 and not fresh:
+        age = (nxt - memory.created).total_seconds() / 86_400.0
+        days += max(0.0, round(age - days) - 1.0)
     if memory.recalled_since_last_batch:
         boosted = reinforce(
             days,
@@ -106,7 +115,7 @@ def _course(memory: Memory, config: Config, nxt: datetime) -> _Course:
             config.retention.max_decay_coefficient,
         )
         days, coefficient = boosted.memory_days, boosted.decay_coefficient
-    elif memory.created <= nxt - timedelta(days=1):
+    elif not fresh:
         days += 1.0
     return _Course(float(memory.emotional_intensity), coefficient, days)
 
@@ -134,7 +143,9 @@ def _projection(
     out: list[Projection] = []
     for end in _month_ends(now.date(), PROJECTION_MONTHS):
         batches = max(0, (end - nxt.date()).days + 1)
-        if batches == 0:
+        if memory.protected:
+            score = float(memory.emotional_intensity)
+        elif batches == 0:
             score = memory.retention_score
         else:
             score = course.score_after(min(batches, archive_at or batches))
@@ -146,8 +157,10 @@ def _projection(
     return tuple(out)
 
 
-def explain_retention(memory: Memory, config: Config, now: datetime) -> RetentionExplanation:
-    """Explain ``memory`` as of ``now``.
+def explain_retention(
+    memory: Memory, config: Config, now: datetime, referenced_by: Sequence[str] = ()
+) -> RetentionExplanation:
+    """Explain ``memory`` as of ``now``; ``referenced_by`` lists the memories linking to it.
 
     The score is the one stored by the last batch (for a new memory, its intensity, as the
     spec sets it). The forecast assumes no further recall and a batch every day, computed as
@@ -169,7 +182,12 @@ def explain_retention(memory: Memory, config: Config, now: datetime) -> Retentio
     else:
         course = _course(memory, config, nxt)
         if memory.protected:
-            note = "protected: never compressed, archived or deleted"
+            unprotected = course.score_after(1)
+            note = (
+                "protected: does not fade (its score stays at its intensity, "
+                f"{memory.emotional_intensity}); never compressed, archived or deleted. Its days "
+                f"keep counting: unprotected, it would score {unprotected:.2f} at the next batch"
+            )
         else:
             for target in range(memory.current_level + 1, Level.ARCHIVED + 1):
                 floor = level_floor(target - 1, levels)
@@ -201,4 +219,5 @@ def explain_retention(memory: Memory, config: Config, now: datetime) -> Retentio
         milestones=tuple(milestones),
         note=note,
         projection=projection,
+        referenced_by=tuple(referenced_by),
     )

@@ -24,7 +24,11 @@ def make_memory_id(created: datetime, suffix: str) -> str:
     """Build an id from the creation time (its own wall clock) and ``suffix`` (8 hex digits)."""
     if len(suffix) != SUFFIX_HEX or any(c not in "0123456789abcdef" for c in suffix):
         raise ValueError(f"id suffix must be {SUFFIX_HEX} lowercase hex digits, got {suffix!r}")
-    return f"mem_{created:%Y%m%d_%H%M%S}_{suffix}"
+    # Formatted field by field: ``%Y`` is not zero-padded for years before 1000 on every
+    # platform, which would give an id of the wrong shape.
+    c = created
+    day = f"{c.year:04d}{c.month:02d}{c.day:02d}"
+    return f"mem_{day}_{c.hour:02d}{c.minute:02d}{c.second:02d}_{suffix}"
 
 
 def is_memory_id(text: str) -> bool:

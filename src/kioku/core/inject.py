@@ -2,8 +2,11 @@
 
 Memory text is data. It cannot close or forge the block: each memory is one line (line breaks
 become spaces), anything that looks like a ``<memories>`` tag is defused, and a line cannot
-start like a memory entry of its own. The block says that what follows is recalled data, so an
-instruction inside a memory ("ignore previous instructions") stays a quotation.
+start like a memory entry of its own. The block holds no control character at all but the line
+feeds between its lines: escape sequences are taken out and other controls (and the
+bidirectional overrides) shown as U+FFFD (:func:`kioku.core.sanitize.for_terminal`), so a hook
+that prints it cannot clear or retitle a terminal. The block says that what follows is
+recalled data, so an instruction inside a memory ("ignore previous instructions") stays a quotation.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
+from kioku.core.sanitize import for_terminal
 from kioku.records import Record
 
 __all__ = ["Injected", "format_memories", "neutralise"]
@@ -37,9 +41,10 @@ class Injected(Record):
 
 
 def neutralise(text: str) -> str:
-    """One line of inert text: whitespace runs become one space, memory tags are defused
-    (``<memories>`` → ``‹memories›``) and other angle brackets are kept as they are."""
-    flat = _SPACE.sub(" ", text).strip()
+    """One line of inert text: escape sequences and control characters are taken out
+    (:func:`~kioku.core.sanitize.for_terminal`), whitespace runs become one space, memory tags
+    are defused (``<memories>`` → ``‹memories›``) and other angle brackets are kept as they are."""
+    flat = _SPACE.sub(" ", for_terminal(text)).strip()
     return _TAG.sub(lambda m: f"‹{m.group(1)}memories›", flat)
 
 

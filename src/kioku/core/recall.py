@@ -8,8 +8,10 @@ each component and they add up to the final score.
 
 from __future__ import annotations
 
+import math
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -18,16 +20,20 @@ from kioku.core.model import Valence
 from kioku.records import Record
 
 __all__ = [
+    "Candidate",
     "ContextSeed",
     "EmotionState",
     "Priority",
+    "choose",
     "context_bonus",
     "conversation_neighbours",
+    "coverage",
     "mentions_the_past",
     "priority",
     "reciprocal_rank_fusion",
     "resonance",
     "select_results",
+    "term_weight",
 ]
 
 
@@ -174,3 +180,53 @@ def select_results(scores: Sequence[tuple[str, float]], top_k: int, threshold: f
     above = [item for item in ranked if item[1] >= threshold]
     pool = above if len(above) >= top_k else [item for item in ranked if item[1] > 0]
     return [item_id for item_id, _ in pool[:top_k]]
+
+
+def term_weight(documents: int, memories: int) -> float:
+    """How much a query term tells, from the store: ``ln(1 + (N - n + 0.5) / (n + 0.5))`` for
+    a term held by ``n`` of ``N`` memories (the always-positive IDF of BM25). A term no
+    memory holds weighs as much as one held by a single memory: the store cannot tell an
+    unseen word from a rare one."""
+    n = max(1, documents)
+    total = max(memories, n)
+    return math.log(1.0 + (total - n + 0.5) / (n + 0.5))
+
+
+def coverage(weights: Mapping[str, float], held: AbstractSet[str]) -> float:
+    """How much of the query a memory holds, in [0, 1]: the weight of the query terms among
+    the memory's terms over the weight of all of them (``weights``, see :func:`term_weight`).
+
+    1 means every term of the query is there; a memory that shares only a common word, or
+    lacks the query's rare words (a name, a topic the store has never heard of), scores low.
+    Unlike a match divided by the best candidate's, it does not rise because nothing better
+    was found: it is what lets an off-topic query match nothing."""
+    total = math.fsum(weights.values())
+    if total <= 0:
+        return 0.0
+    return min(1.0, math.fsum(w for term, w in weights.items() if term in held) / total)
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Candidate(Record):
+    """A scored candidate of a recall: its relevance to the query alone (``coverage``), its
+    final priority (which mood, recency, retention and recall count raise), and whether it
+    came as the conversation context of a qualified memory."""
+
+    id: str
+    coverage: float
+    final: float
+    companion: bool = False
+
+
+def choose(
+    candidates: Sequence[Candidate], top_k: int, threshold: float, floor: float
+) -> list[str]:
+    """Which candidates a recall returns, best first.
+
+    Only a memory relevant to the query qualifies: its ``coverage`` is at least ``floor``,
+    or it is a ``companion`` (the context lent by a qualified memory). Among those, the
+    spec's selection (:func:`select_results`) orders by ``final``. The final priority can
+    reorder qualified memories but never qualify one: an off-topic query returns nothing,
+    whatever the mood, recency, retention or recall count of the memories."""
+    eligible = [(c.id, c.final) for c in candidates if c.companion or c.coverage >= floor]
+    return select_results(eligible, top_k, threshold)

@@ -82,4 +82,5 @@ def explanation_to_dict(explanation: RetentionExplanation) -> dict[str, Any]:
             for m in explanation.milestones
         ],
         "note": explanation.note,
+        "referenced_by": list(explanation.referenced_by),
     }

@@ -7,20 +7,32 @@ spec name, e.g. ``emotional_intensity``), the value and what is allowed.
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Iterable, Sequence
+from datetime import UTC, datetime, timedelta
 
 from kioku.core.ids import is_memory_id
 from kioku.core.model import ALL_TAGS, Kind, Level, Memory, Valence
 from kioku.errors import ValidationError
 
 __all__ = [
+    "EARLIEST",
+    "FUTURE_TOLERANCE",
+    "LATEST",
+    "MAX_ID_CHARS",
     "MAX_TEXT_CHARS",
     "check_arousal",
     "check_category",
+    "check_created",
     "check_intensity",
     "check_kind",
+    "check_provenance_id",
+    "check_scope_id",
     "check_tags",
+    "check_turn",
+    "check_turn_text",
     "check_valence",
+    "is_blank",
     "normalise_keywords",
     "validate_memory",
 ]
@@ -28,6 +40,20 @@ __all__ = [
 #: A single trigger or content may hold at most this many characters (1 MiB of text).
 MAX_TEXT_CHARS = 1_048_576
 _MAX_SCOPE_CHARS = 200
+#: A session id or source id may hold at most this many characters.
+MAX_ID_CHARS = 1000
+#: The earliest creation time a memory may have: the Unix epoch. ``created_utc`` (epoch
+#: seconds) is then never negative and the id's date part always has eight digits.
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
+#: The latest creation time any memory may have. Well before the end of ``datetime`` so the
+#: next batch, the retention forecast and a year of projections can always be computed.
+LATEST = datetime(9000, 1, 1, tzinfo=UTC)
+#: How far after "now" a new memory may be dated: any UTC offset mistake or clock skew
+#: stays within it, a date in another year does not (a future memory would keep the recency
+#: bonus of a brand-new one until its date came).
+FUTURE_TOLERANCE = timedelta(days=1)
+#: Unicode categories that show nothing: separators, control, format, surrogate, unassigned.
+_INVISIBLE = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf", "Cs", "Cn"})
 
 
 def _check_int_range(field: str, value: object, low: int, high: int) -> int:
@@ -97,10 +123,25 @@ def normalise_keywords(keywords: Iterable[object]) -> tuple[str, ...]:
     for word in keywords:
         if not isinstance(word, str):
             raise ValidationError("keywords", word, "keywords as strings")
+        if _has_surrogate(word):
+            raise ValidationError("keywords", word, "keywords as UTF-8 text")
         text = word.strip()
         if text:
             seen.setdefault(text, None)
     return tuple(seen)
+
+
+def is_blank(text: str) -> bool:
+    """Whether ``text`` shows nothing: only whitespace, control or format characters."""
+    return all(unicodedata.category(c) in _INVISIBLE for c in text)
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _check_text(field: str, value: object, *, allow_empty: bool) -> str:
@@ -114,13 +155,94 @@ def _check_text(field: str, value: object, *, allow_empty: bool) -> str:
         )
     if "\x00" in value:
         raise ValidationError(field, "<text with NUL>", "text without NUL characters")
+    if _has_surrogate(value):
+        raise ValidationError(
+            field, "<text with a lone surrogate>", "valid Unicode text (it is not UTF-8)"
+        )
+    return value
+
+
+def check_turn_text(field: str, value: object) -> str:
+    """One side of a conversation turn: text of at most MAX_TEXT_CHARS characters.
+
+    Control characters and lone surrogates inside it are left to the analyzer, which drops
+    them; they never reach a stored memory (:func:`validate_memory` refuses them).
+    """
+    if not isinstance(value, str):
+        raise ValidationError(field, value, "text")
+    if len(value) > MAX_TEXT_CHARS:
+        raise ValidationError(
+            field, f"<{len(value)} characters>", f"at most {MAX_TEXT_CHARS} characters"
+        )
+    return value
+
+
+def check_turn(user: object, assistant: object) -> tuple[str, str]:
+    """A conversation turn worth remembering: text on at least one side.
+
+    A turn whose user and assistant texts are both blank (empty, whitespace, control or
+    format characters only) is refused: it would be stored as "(empty turn)" and injected
+    into later prompts.
+    """
+    user_text = check_turn_text("user", user)
+    assistant_text = check_turn_text("assistant", assistant)
+    if is_blank(user_text) and is_blank(assistant_text):
+        raise ValidationError(
+            "user",
+            user_text,
+            "a turn with some text (the user's message, the assistant's reply or both)",
+            hint="an empty turn is not stored; give the text of the turn",
+        )
+    return user_text, assistant_text
+
+
+def check_provenance_id(field: str, value: object) -> str:
+    """A session id or source id: non-blank text of at most MAX_ID_CHARS characters."""
+    allowed = f"a non-empty id of at most {MAX_ID_CHARS} characters, without control characters"
+    if not isinstance(value, str) or is_blank(value) or len(value) > MAX_ID_CHARS:
+        raise ValidationError(field, value, allowed)
+    if _has_surrogate(value) or any(unicodedata.category(c) == "Cc" for c in value):
+        raise ValidationError(field, value, allowed)
+    return value
+
+
+def check_created(field: str, value: object, now: datetime | None = None) -> datetime:
+    """A creation time: timezone-aware, from 1970-01-01 UTC, and with ``now`` given, at most
+    FUTURE_TOLERANCE after it (else before LATEST)."""
+    if not isinstance(value, datetime) or value.tzinfo is None:
+        raise ValidationError(field, value, "a timezone-aware timestamp")
+    latest = LATEST if now is None else min(LATEST, now + FUTURE_TOLERANCE)
+    if not EARLIEST <= value <= latest:
+        shown = value.isoformat(timespec="seconds")
+        upper = (
+            "9000-01-01"
+            if latest == LATEST
+            else f"{latest.isoformat(timespec='seconds')} (a day after now)"
+        )
+        raise ValidationError(
+            field,
+            shown,
+            f"a time from 1970-01-01T00:00:00Z to {upper}",
+            hint="check the year and the UTC offset of the timestamp",
+        )
     return value
 
 
 def _check_scope(field: str, value: object) -> str:
-    if not isinstance(value, str) or not value or len(value) > _MAX_SCOPE_CHARS:
+    if (
+        not isinstance(value, str)
+        or is_blank(value)
+        or len(value) > _MAX_SCOPE_CHARS
+        or _has_surrogate(value)
+        or "\x00" in value
+    ):
         raise ValidationError(field, value, f"a non-empty id of at most {_MAX_SCOPE_CHARS} chars")
     return value
+
+
+def check_scope_id(field: str, value: object) -> str:
+    """A user_id or agent_id: non-blank text of at most 200 characters, storable as UTF-8."""
+    return _check_scope(field, value)
 
 
 def validate_memory(memory: Memory, categories: Sequence[str]) -> None:
@@ -129,8 +251,7 @@ def validate_memory(memory: Memory, categories: Sequence[str]) -> None:
         raise ValidationError(
             "id", memory.id, "letters, digits and _.:- (at most 128, starting alphanumeric)"
         )
-    if memory.created.tzinfo is None:
-        raise ValidationError("created", memory.created, "a timezone-aware timestamp")
+    check_created("created", memory.created)
     _check_text("trigger", memory.trigger, allow_empty=False)
     _check_text("content", memory.content, allow_empty=False)
     check_intensity(memory.emotional_intensity)
@@ -156,6 +277,12 @@ def validate_memory(memory: Memory, categories: Sequence[str]) -> None:
         raise ValidationError("recall_count", memory.recall_count, "an integer >= 0")
     _check_scope("user_id", memory.user_id)
     _check_scope("agent_id", memory.agent_id)
+    if memory.session_id is not None:
+        check_provenance_id("session_id", memory.session_id)
+    for source in memory.source_ids:
+        check_provenance_id("source_ids", source)
+    for moment in memory.source_timestamps:
+        check_created("source_timestamps", moment)
     for rel in memory.relations:
         if rel.id == memory.id:
             raise ValidationError("relations", rel.id, "links to other memories, not itself")

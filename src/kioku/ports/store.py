@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # the batch's types and numpy: a recall in a hook's fresh pro
     from kioku.core.lifecycle.links import Link
     from kioku.core.lifecycle.log import LogEntry
     from kioku.core.lifecycle.plan import Snapshot
+    from kioku.ports.erasure import AuditEntry, BackupRecord, ScrubReport, Tombstones
     from kioku.ports.usage import Usage, UsageTotal
 
 __all__ = [
@@ -222,6 +223,23 @@ class Store(Protocol):
         Only the scope (``user_id``, ``agent_id``) and ``archived`` of ``flt`` apply."""
         ...
 
+    def term_documents(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """About how many memories the lexical index holds, and in how many of them each of
+        ``terms`` occurs: the counts the IDF of :meth:`search_lexical`'s BM25 is made of
+        (every scope, as BM25's own). A term it does not know counts 0."""
+        ...
+
+    def known_terms(self, terms: Sequence[str], flt: MemoryFilter) -> frozenset[str]:
+        """Which of ``terms`` (lexical terms, as :func:`kioku.adapters.text.lexical.index_terms`
+        makes them) at least one memory selected by ``flt`` (its scope and ``archived``) is
+        indexed under. Other owners' memories never count."""
+        ...
+
+    def indexed_terms(self, memory_ids: Sequence[str]) -> dict[str, frozenset[str]]:
+        """The lexical terms each of ``memory_ids`` is indexed under (those of
+        :func:`kioku.adapters.text.lexical.index_terms`); a memory not indexed is left out."""
+        ...
+
     def vector_search(
         self, model: str, query: Sequence[float], flt: MemoryFilter, limit: int
     ) -> builtins.list[tuple[str, float]]:
@@ -298,6 +316,61 @@ class Store(Protocol):
 
     def check_integrity(self) -> IntegrityReport: ...
 
-    def backup(self, target: Path) -> None:
-        """Write a consistent copy of the whole store to ``target``, safe while others write."""
+    def backup(self, target: Path, *, overwrite: bool = False) -> BackupRecord:
+        """Write a consistent copy of the whole store to ``target``, safe while others write,
+        and record in the backups manifest what the copy holds. The copy is complete before
+        it takes ``target``'s name; an existing ``target`` is replaced only with ``overwrite``."""
+        ...
+
+    # Erasure (kioku.service.erasure): tombstones, the audit log, the backups manifest.
+
+    def delete_many(self, memory_ids: Sequence[str]) -> int:
+        """Erase these memories (with their relations) in one transaction; how many existed."""
+        ...
+
+    def tombstones(self) -> Tombstones:
+        """The source ids of erased memories, as keyed digests."""
+        ...
+
+    def add_tombstones(self, source_ids: Sequence[str], at: datetime) -> int:
+        """Remember that these source ids were erased; a memory carrying one of them is
+        refused by :meth:`add` with ErasedSourceError from then on. How many were new."""
+        ...
+
+    def secret_digest(self, text: str) -> str:
+        """A keyed digest of ``text`` with the store's own secret (stable for this store)."""
+        ...
+
+    def append_audit(
+        self, at: datetime, action: str, subject: str, items: int, details: dict[str, object]
+    ) -> int:
+        """Append one row to the append-only erasure audit log; its sequence number."""
+        ...
+
+    def read_audit(self, limit: int | None = None) -> builtins.list[AuditEntry]:
+        """Audit rows, oldest first (the newest ``limit`` when given)."""
+        ...
+
+    def backups(self) -> builtins.list[BackupRecord]:
+        """Every backup recorded in the manifest, oldest first."""
+        ...
+
+    def backups_containing(self, memory_ids: Sequence[str]) -> builtins.list[BackupRecord]:
+        """The recorded backups that hold at least one of ``memory_ids``."""
+        ...
+
+    def delete_log(self, user_id: str) -> int:
+        """Delete every lifecycle log row of ``user_id``; how many."""
+        ...
+
+    def delete_state(self, prefix: str) -> int:
+        """Delete the state rows whose key starts with ``prefix``; how many."""
+        ...
+
+    def scrub(self) -> ScrubReport:
+        """After erasures have committed: take the erased bytes off the store's files."""
+        ...
+
+    def vacuum(self) -> tuple[int, int, ScrubReport]:
+        """Compact the store; its size in bytes before and after."""
         ...

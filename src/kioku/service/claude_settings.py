@@ -5,9 +5,11 @@ The file's format::
     {"hooks": {"UserPromptSubmit": [{"hooks": [{"type": "command", "command": "..."}]}]}}
 
 Our entries are the hook commands that run kioku's entry point with ``hook``: the form we
-write, ``PYTHON -P -c 'from kioku.interfaces.cli.entry import main; main()' hook EVENT``, and
-the ``PYTHON -m kioku hook EVENT`` of earlier versions; everything else (other hooks, other
-settings, key order) is kept as it is. The ``-c`` form spares every prompt the ``runpy``
+write, ``PYTHON -P -c 'from kioku.interfaces.cli.entry import main; main()' hook EVENT`` (with
+a fallback message when PYTHON is gone, see :func:`hook_command`), and the
+``PYTHON -m kioku hook EVENT`` of earlier versions; everything else (other hooks, other
+settings, key order) is kept as it is. :func:`command_problem` tells whether an installed
+command can still run. The ``-c`` form spares every prompt the ``runpy``
 machinery of ``-m`` (about 5 ms), and ``-P`` keeps the project directory Claude Code runs the
 hook in off the import path, so a file there cannot shadow a module the hook imports. Writes
 are atomic and keep the previous file as ``settings.json.bak``.
@@ -26,7 +28,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from kioku.errors import KiokuError
-from kioku.service.hooks import EVENTS
+from kioku.service.hook_common import EVENTS
 
 __all__ = [
     "ENTRY",
@@ -34,8 +36,10 @@ __all__ = [
     "SCOPES",
     "SettingsChange",
     "SettingsError",
+    "command_problem",
     "hook_command",
     "install_hooks",
+    "installed_commands",
     "is_ours",
     "load_settings",
     "plan_install",
@@ -51,6 +55,11 @@ ENTRY: Final = "from kioku.interfaces.cli.entry import main; main()"
 #: A hook command is ours when it contains this or ENTRY (or ``-m kioku``, options, ``hook``).
 MARKER: Final = "-m kioku hook"
 SCOPES: Final = ("user", "project")
+#: What an installed hook command prints when kioku cannot run (``$?``: the exit status).
+_BROKEN: Final = (
+    "kioku hook {event}: kioku could not run (exit $?): its Python or kioku itself is gone; "
+    "run kioku hooks install again (kioku doctor checks the installed hooks)"
+)
 
 
 class SettingsError(KiokuError):
@@ -82,7 +91,13 @@ def hook_command(
     user_id: str | None = None,
     agent_id: str | None = None,
 ) -> str:
-    """The shell command for ``kioku hook EVENT`` with this interpreter (absolute path)."""
+    """The shell command for ``kioku hook EVENT`` with this interpreter (absolute path).
+
+    On POSIX the command ends with ``|| echo ... >&2``: when the interpreter is gone or can no
+    longer import kioku (a virtual environment deleted or recreated without kioku), the shell
+    prints one line that says to run ``kioku hooks install`` again, and the hook still exits
+    0 so the conversation goes on. A working hook always exits 0, so the line never shows
+    otherwise; the shell's cost is one fork (the shell runs the command either way)."""
     args = [python or os.path.abspath(sys.executable), "-P", "-c", ENTRY]
     if home is not None:
         args += ["--home", str(Path(home).expanduser().absolute())]
@@ -92,7 +107,10 @@ def hook_command(
         args += ["--user", user_id]
     if agent_id:
         args += ["--agent", agent_id]
-    return " ".join(shlex.quote(a) for a in [*args, "hook", event])
+    command = " ".join(shlex.quote(a) for a in [*args, "hook", event])
+    if sys.platform == "win32":  # pragma: no cover - no POSIX shell to fall back in
+        return command
+    return f'{command} || echo "{_BROKEN.format(event=event)}" >&2'
 
 
 def is_ours(hook: object) -> bool:
@@ -296,3 +314,48 @@ def uninstall_hooks(path: Path, *, dry_run: bool = False) -> SettingsChange:
     if change.before is not None and change.changed and not dry_run:
         write_settings(path, change.after)
     return change
+
+
+def installed_commands(data: Mapping[str, Any] | None) -> dict[str, list[str]]:
+    """Our hook commands in settings ``data``, per Claude Code event."""
+    hooks = (data or {}).get("hooks")
+    if not isinstance(hooks, dict):
+        return {}
+    found = {event: _ours(groups) for event, groups in hooks.items() if isinstance(groups, list)}
+    return {event: commands for event, commands in found.items() if commands}
+
+
+def _interpreter(command: str) -> str | None:
+    try:
+        words = shlex.split(command)
+    except ValueError:
+        return None
+    for i in range(len(words) - 1):
+        if words[i : i + 2] in (["-m", "kioku"], ["-c", ENTRY]) or words[i] == "-P":
+            return words[i - 1] if i else None
+    return None
+
+
+def command_problem(command: str, *, timeout: float = 30.0) -> str | None:
+    """Why an installed hook command cannot run kioku (its Python is missing, or cannot
+    import kioku), or None when it can. Starts the interpreter once to try the import."""
+    import subprocess
+
+    python = _interpreter(command)
+    if python is None:
+        return None  # not a command we can judge (a plugin's `kioku hook ...`)
+    if not os.path.isfile(python) or not os.access(python, os.X_OK):
+        return f"its Python {python} does not exist any more"
+    try:
+        proc = subprocess.run(  # noqa: S603 - the interpreter the settings name
+            [python, "-c", "import kioku.interfaces.cli.entry"],
+            capture_output=True,
+            cwd=os.path.abspath(os.sep),
+            timeout=timeout,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"its Python {python} does not start ({type(exc).__name__})"
+    if proc.returncode != 0:
+        return f"its Python {python} cannot import kioku"
+    return None

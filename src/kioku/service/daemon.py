@@ -126,9 +126,13 @@ def status(home: Path) -> dict[str, Any]:
     }
 
 
-def stop(home: Path) -> bool:
+def stop(home: Path) -> int | None:
+    """Ask the daemon of ``home`` to stop; its pid when one was running and agreed."""
+    pid = status(home)["pid"]
     answer = ask(home, {"op": "stop"}, timeout=2.0)
-    return bool(answer and answer.get("ok"))
+    if not (answer and answer.get("ok")):
+        return None
+    return pid if isinstance(pid, int) else 0
 
 
 def start_detached(
@@ -241,7 +245,7 @@ class _Server:
             now = time.monotonic()
             if now - self._batch_checked >= _BATCH_CHECK_SECONDS:
                 self._batch_checked = now
-                from kioku.service.hooks import HookOptions, start_overdue_batch
+                from kioku.service.hook_common import HookOptions, start_overdue_batch
 
                 options = HookOptions(home=self.home, config_path=self.config_path)
                 with contextlib.suppress(Exception):  # the batch is a bonus, never an error
@@ -330,7 +334,9 @@ def serve(
     """Run the daemon in this process until stopped or idle (used by ``start_detached``)."""
     if not supported():
         raise OSError("the recall daemon needs Unix sockets")
-    home.mkdir(parents=True, exist_ok=True, mode=0o700)
+    from kioku.service.hook_common import ensure_home
+
+    ensure_home(home)
     path = socket_path(home)
     if status(home)["running"]:
         return  # another daemon already serves this home
@@ -345,7 +351,7 @@ def serve(
         os.umask(old_umask)
     listener.listen(16)
     listener.settimeout(1.0)
-    (home / PID_NAME).write_text(f"{os.getpid()}\n")
+    _write_pid(home / PID_NAME)
     try:
         server.kioku()  # warm up: open the store, load the embedder and the vector cache
         with contextlib.suppress(Exception):
@@ -367,6 +373,16 @@ def serve(
         with contextlib.suppress(FileNotFoundError):
             (home / PID_NAME).unlink()
         server.close()
+
+
+def _write_pid(path: Path) -> None:
+    """This process's id in ``path``, owner-only (0600) whatever the umask."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)  # a file left by an older daemon keeps its mode otherwise
+        os.write(fd, f"{os.getpid()}\n".encode())
+    finally:
+        os.close(fd)
 
 
 def _main(argv: list[str]) -> None:

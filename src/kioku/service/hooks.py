@@ -25,16 +25,25 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass, field
-from datetime import datetime
-from pathlib import Path
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
-from kioku.records import Record
+from kioku.service.hook_common import (
+    CAPTURE_EVENTS,
+    EVENTS,
+    MAX_INPUT_BYTES,
+    HookError,
+    HookOptions,
+    log_error,
+    quietly,
+    start_overdue_batch,
+    usable_session,
+)
+from kioku.service.inbox import DrainReport, capture, drain, start_drain
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from kioku.core.model import Memory
     from kioku.service.kioku import Kioku
     from kioku.service.recall import RecallResult
@@ -43,7 +52,9 @@ __all__ = [
     "CAPTURE_EVENTS",
     "EVENTS",
     "MAX_CONTEXT_CHARS",
+    "MAX_INPUT_BYTES",
     "DrainReport",
+    "HookError",
     "HookOptions",
     "capture",
     "drain",
@@ -52,31 +63,15 @@ __all__ = [
     "read_stdin",
     "run_hook",
     "session_start_context",
+    "start_overdue_batch",
     "user_prompt_context",
 ]
 
-#: Command name → Claude Code event name.
-EVENTS: Final = {
-    "user-prompt-submit": "UserPromptSubmit",
-    "session-start": "SessionStart",
-    "session-end": "SessionEnd",
-    "pre-compact": "PreCompact",
-}
-#: Events that only capture the transcript for the drain worker.
-CAPTURE_EVENTS: Final = frozenset({"session-end", "pre-compact"})
 #: Claude Code keeps at most this many characters of a hook's context output.
 MAX_CONTEXT_CHARS: Final = 10_000
 #: The session-start primer: how many memories and how many characters at most.
 PRIME_COUNT: Final = 5
 PRIME_BUDGET: Final = 1_500
-#: A transcript that failed this many times is dropped from the inbox (and logged).
-MAX_ATTEMPTS: Final = 3
-
-INBOX_NAME: Final = "inbox.jsonl"
-INBOX_LOCK_NAME: Final = "inbox.jsonl.lock"
-DRAIN_LOCK_NAME: Final = "drain.lock"
-LOG_NAME: Final = "hooks.log"
-LOG_MAX_BYTES: Final = 1 << 20
 
 #: How long each event waits for its stdin: (seconds in all, seconds after the first byte).
 STDIN_DEADLINES: Final = {
@@ -85,52 +80,31 @@ STDIN_DEADLINES: Final = {
     "session-end": (0.8, 0.3),
     "pre-compact": (0.8, 0.3),
 }
-
-
-class HookError(Exception):
-    """A hook could not do its work (bad input, missing field); logged, never raised out."""
-
-
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class HookOptions(Record):
-    """The global options of ``kioku`` as far as hooks need them."""
-
-    home: Path | None = None
-    config_path: Path | None = None
-    user_id: str | None = None
-    agent_id: str | None = None
-
-    @property
-    def resolved_home(self) -> Path:
-        from kioku.service.paths import resolve_home
-
-        return resolve_home(self.home)
-
-    def open(self) -> Kioku:
-        from kioku.service.kioku import Kioku
-
-        return Kioku.open(
-            self.home,
-            config_path=self.config_path,
-            user_id=self.user_id,
-            agent_id=self.agent_id,
-        )
-
-    def store_exists(self) -> bool:
-        from kioku.service.paths import DB_FILENAME
-
-        return (self.resolved_home / DB_FILENAME).is_file()
+#: What an event did not do when its input was too large.
+_NOT_DONE: Final = {
+    "user-prompt-submit": "no memories were recalled for this prompt",
+    "session-start": "no memories were primed",
+    "session-end": "the transcript was not queued",
+    "pre-compact": "the transcript was not queued",
+}
 
 
 # -- stdin -----------------------------------------------------------------------------------
 
 
-def read_stdin(fd: int, total: float, after_first: float) -> bytes:
+def read_stdin(fd: int, total: float, after_first: float, limit: int = MAX_INPUT_BYTES) -> bytes:
     """What arrives on ``fd`` until it is closed, a whole JSON object has arrived, ``total``
     seconds have passed, or ``after_first`` seconds have passed since the first byte.
 
     A daemon thread does the blocking reads, so an stdin that is never closed cannot hold
-    the hook up."""
+    the hook up. Past ``limit`` bytes the rest is read and thrown away (the writer is not left
+    blocked): the result then holds ``limit + 1`` bytes, which :func:`check_size` refuses."""
+    return _read_stdin(fd, total, after_first, limit)[0]
+
+
+def _read_stdin(fd: int, total: float, after_first: float, limit: int) -> tuple[bytes, bool]:
+    """:func:`read_stdin`, and whether a deadline cut the input short (no end of input, no
+    whole object)."""
     import queue
 
     chunks: queue.Queue[bytes] = queue.Queue()
@@ -152,26 +126,47 @@ def read_stdin(fd: int, total: float, after_first: float) -> bytes:
     while True:
         left = deadline - time.monotonic()
         if left <= 0:
-            break
+            return bytes(data), bool(data)
         try:
             chunk = chunks.get(timeout=left)
         except queue.Empty:
-            break
+            return bytes(data), bool(data)
         if not chunk:
-            break
+            return bytes(data), False
         if not data:
             deadline = min(deadline, time.monotonic() + after_first)
-        data += chunk
-        if _complete(bytes(data)):
-            break
-    return bytes(data)
+        if len(data) > limit:
+            continue  # too large already: read on to the end, keep nothing more
+        data += chunk[: limit + 1 - len(data)]
+        if len(data) <= limit and _complete(data):
+            return bytes(data), False
 
 
-def _complete(data: bytes) -> bool:
+def _complete(data: bytearray) -> bool:
+    if not data.rstrip().endswith(b"}"):
+        return False  # not the end of an object: spare the parse
     try:
-        return isinstance(json.loads(data), dict)
-    except ValueError:
+        return isinstance(json.loads(bytes(data), parse_int=_json_int), dict)
+    except (ValueError, RecursionError):  # RecursionError: nested too deeply
         return False
+
+
+def _json_int(text: str) -> int | float:
+    """A JSON integer as Python reads it; one too long to read as an int (past 4,300 digits)
+    as a float, so a number in a field kioku never looks at cannot spoil the whole object."""
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+def check_size(data: bytes, event: str, limit: int = MAX_INPUT_BYTES) -> None:
+    """HookError with its own message when the hook input is larger than ``limit``."""
+    if len(data) > limit:
+        raise HookError(
+            f"the hook input is larger than {limit >> 20} MiB, the most kioku reads; "
+            f"{_NOT_DONE.get(event, 'nothing was done')} (the input was not read further)"
+        )
 
 
 def parse_payload(data: bytes) -> dict[str, Any]:
@@ -179,9 +174,11 @@ def parse_payload(data: bytes) -> dict[str, Any]:
     if not data.strip():
         raise HookError("no input on stdin (expected the hook's JSON object)")
     try:
-        payload = json.loads(data.decode("utf-8", errors="replace"))
+        payload = json.loads(data.decode("utf-8", errors="replace"), parse_int=_json_int)
     except ValueError as exc:
         raise HookError(f"stdin is not valid JSON ({exc.__class__.__name__}: {exc})") from None
+    except RecursionError:
+        raise HookError("stdin is not usable JSON (nested too deeply)") from None
     if not isinstance(payload, dict):
         raise HookError(f"stdin holds a JSON {type(payload).__name__}, not an object")
     return payload
@@ -190,34 +187,6 @@ def parse_payload(data: bytes) -> dict[str, Any]:
 def _text(payload: Mapping[str, Any], key: str) -> str | None:
     value = payload.get(key)
     return value if isinstance(value, str) and value else None
-
-
-# -- logging ---------------------------------------------------------------------------------
-
-
-def log_error(home: Path | None, event: str, message: str, err: TextIO | None = None) -> None:
-    """One line on stderr and appended to ``HOME/hooks.log``; never raises."""
-    line = f"kioku hook {event}: {message}".replace("\n", " ")
-    with suppress(Exception):  # fail open: a closed stderr must not matter
-        print(line, file=err or sys.stderr)
-    if home is None:
-        return
-    try:
-        home.mkdir(parents=True, exist_ok=True)
-        log = home / LOG_NAME
-        try:
-            if log.stat().st_size > LOG_MAX_BYTES:
-                os.replace(log, log.with_name(LOG_NAME + ".1"))
-        except OSError:
-            pass
-        stamp = datetime.now().astimezone().isoformat(timespec="seconds")
-        fd = os.open(log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            os.write(fd, f"{stamp} {line}\n".encode())
-        finally:
-            os.close(fd)
-    except Exception:  # noqa: S110 - fail open
-        pass
 
 
 # -- user-prompt-submit and session-start -----------------------------------------------------
@@ -247,7 +216,7 @@ def user_prompt_recall(
     if should_skip(prompt):
         return "", None
     assert prompt is not None
-    result = kioku.recall(prompt, session_id=session_id, mark=mark)
+    result = kioku.recall(prompt, session_id=usable_session(session_id), mark=mark)
     block = result.block
     budget = _budget(kioku)
     if len(block) > budget:
@@ -285,258 +254,6 @@ def session_start_context(kioku: Kioku) -> str:
     )
 
 
-def start_overdue_batch(kioku: Kioku, options: HookOptions, reason: str) -> int | None:
-    """The spec's fallback trigger: start an overdue batch in the background; its pid."""
-    from kioku.service.schedule import auto_batch_disabled, batch_status, start_detached_batch
-
-    if auto_batch_disabled(os.environ) or not batch_status(kioku).overdue:
-        return None
-    return start_detached_batch(options.resolved_home, options.config_path, reason)
-
-
-# -- session-end and pre-compact: the inbox --------------------------------------------------
-
-
-def _lock(fd: int, *, block: bool) -> None:
-    if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-        import msvcrt
-
-        msvcrt.locking(fd, msvcrt.LK_LOCK if block else msvcrt.LK_NBLCK, 1)
-    else:
-        import fcntl
-
-        fcntl.flock(fd, fcntl.LOCK_EX if block else fcntl.LOCK_EX | fcntl.LOCK_NB)
-
-
-@contextmanager
-def _file_lock(path: Path, *, block: bool) -> Iterator[bool]:
-    """An exclusive lock on ``path``; yields False when ``block`` is off and it is taken."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        try:
-            _lock(fd, block=block)
-        except OSError:
-            if block:
-                raise
-            yield False
-            return
-        yield True
-    finally:
-        os.close(fd)  # closing releases the lock
-
-
-def capture(options: HookOptions, event: str, payload: Mapping[str, Any]) -> dict[str, Any]:
-    """Append the transcript of ``payload`` to the inbox (synced to disk); the entry."""
-    transcript = _text(payload, "transcript_path")
-    if transcript is None:
-        raise HookError("the input has no transcript_path")
-    entry: dict[str, Any] = {
-        "transcript_path": transcript,
-        "session_id": _text(payload, "session_id"),
-        "event": EVENTS.get(event, event),
-        "at": datetime.now().astimezone().isoformat(timespec="seconds"),
-    }
-    home = options.resolved_home
-    line = (json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8")
-    with _file_lock(home / INBOX_LOCK_NAME, block=True):
-        fd = os.open(home / INBOX_NAME, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        try:
-            os.write(fd, line)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-    return entry
-
-
-def drain_command(options: HookOptions) -> list[str]:
-    """``python -m kioku --home HOME [--config F] [--user U] [--agent A] hook drain``."""
-    command = [os.path.abspath(sys.executable), "-m", "kioku"]
-    command += ["--home", str(options.resolved_home.absolute())]
-    if options.config_path is not None:
-        command += ["--config", str(options.config_path.expanduser().absolute())]
-    if options.user_id:
-        command += ["--user", options.user_id]
-    if options.agent_id:
-        command += ["--agent", options.agent_id]
-    return [*command, "hook", "drain"]
-
-
-def start_drain(options: HookOptions) -> int:
-    """Start the drain worker in its own session and return at once with its pid."""
-    import subprocess
-
-    extra: dict[str, Any] = {}
-    if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
-        extra["creationflags"] = subprocess.DETACHED_PROCESS | subprocess.CREATE_NEW_PROCESS_GROUP
-    else:
-        extra["start_new_session"] = True
-    process = subprocess.Popen(  # noqa: S603 - our own interpreter and arguments
-        drain_command(options),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        close_fds=True,
-        cwd=str(options.resolved_home),
-        **extra,
-    )
-    return int(process.pid)
-
-
-@dataclass(slots=True)
-class DrainReport:
-    """What one ``kioku hook drain`` did."""
-
-    ingested: int = 0  # transcripts ingested
-    added: int = 0  # memories added by them
-    failed: int = 0  # transcripts that failed (kept for a retry, or dropped after MAX_ATTEMPTS)
-    dropped: int = 0  # entries removed without success (unreadable, missing, too many failures)
-    busy: bool = False  # another drain held the lock
-    errors: list[str] = field(default_factory=list)
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "ingested": self.ingested,
-            "added": self.added,
-            "failed": self.failed,
-            "dropped": self.dropped,
-            "busy": self.busy,
-            "errors": list(self.errors),
-        }
-
-
-def _read_inbox(path: Path) -> list[str]:
-    try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except FileNotFoundError:
-        return []
-    return text.splitlines(keepends=True)
-
-
-def _rewrite_inbox(home: Path, done: int, keep: list[str]) -> None:
-    """Under the inbox lock: drop the first ``done`` lines (those this pass read), put
-    ``keep`` (entries to retry) first, and keep whatever was appended meanwhile."""
-    path = home / INBOX_NAME
-    with _file_lock(home / INBOX_LOCK_NAME, block=True):
-        rest = _read_inbox(path)[done:]
-        lines = [*keep, *rest]
-        if not lines:
-            path.unlink(missing_ok=True)
-            return
-        temp = path.with_name(f".{INBOX_NAME}.{os.getpid()}.tmp")
-        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(fd, "".join(lines).encode("utf-8"))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(temp, path)
-
-
-def _inbox_pending(home: Path) -> bool:
-    try:
-        return (home / INBOX_NAME).stat().st_size > 0
-    except OSError:
-        return False
-
-
-IngestFn = Callable[..., Any]
-
-
-def _drain_pass(
-    options: HookOptions,
-    kioku: Kioku,
-    ingest: IngestFn,
-    report: DrainReport,
-    failed: set[str],
-) -> int:
-    """Ingest what the inbox holds now; how many of its lines this pass settled (entries of a
-    transcript that already failed in this run stay as they are, for a later drain)."""
-    home = options.resolved_home
-    with _file_lock(home / INBOX_LOCK_NAME, block=True):
-        lines = _read_inbox(home / INBOX_NAME)
-    keep: list[str] = []
-    done: set[str] = set()
-    waiting = 0
-    for line in lines:
-        try:
-            entry = json.loads(line)
-            if not isinstance(entry, dict):
-                raise TypeError("not an object")
-            path = entry["transcript_path"]
-            if not isinstance(path, str) or not path:
-                raise TypeError("no transcript_path")
-        except (ValueError, KeyError, TypeError):
-            if line.strip():
-                report.dropped += 1
-                report.errors.append("an unreadable inbox line was dropped")
-            continue
-        if path in failed:
-            keep.append(line if line.endswith("\n") else line + "\n")
-            waiting += 1
-            continue
-        if path in done:
-            continue  # the same transcript twice in one pass (pre-compact, then session-end)
-        session = entry.get("session_id")
-        try:
-            result = ingest(kioku, Path(path), session_id=session if session else None)
-        except FileNotFoundError:
-            report.dropped += 1
-            report.errors.append(f"transcript not found: {path}")
-            continue
-        except Exception as exc:
-            report.failed += 1
-            failed.add(path)
-            attempts = int(entry.get("attempts", 0)) + 1
-            report.errors.append(f"{path}: {type(exc).__name__}: {exc} (attempt {attempts})")
-            if attempts < MAX_ATTEMPTS:
-                keep.append(json.dumps({**entry, "attempts": attempts}, ensure_ascii=False) + "\n")
-            else:
-                report.dropped += 1
-            continue
-        done.add(path)
-        report.ingested += 1
-        report.added += int(getattr(result, "added", 0))
-    if lines:
-        _rewrite_inbox(home, len(lines), keep)
-    return len(lines) - waiting
-
-
-def drain(options: HookOptions, ingest: IngestFn | None = None) -> DrainReport:
-    """Ingest every transcript in the inbox, one drain at a time (a second one returns with
-    ``busy``). Entries are removed only after they are ingested, so a worker that dies loses
-    nothing: the next drain ingests them again (ingestion is idempotent)."""
-    report = DrainReport()
-    home = options.resolved_home
-    if ingest is None:
-        from kioku.service.transcripts import ingest_transcript
-
-        ingest = ingest_transcript
-    kioku: Kioku | None = None
-    failed: set[str] = set()
-    settled = True
-    try:
-        while settled and _inbox_pending(home):
-            with _file_lock(home / DRAIN_LOCK_NAME, block=False) as locked:
-                if not locked:
-                    report.busy = True
-                    break
-                if kioku is None:
-                    kioku = options.open()
-                while settled and _inbox_pending(home):
-                    # stop when a pass settled nothing: only entries to retry later are left
-                    settled = _drain_pass(options, kioku, ingest, report, failed) > 0
-            # released: look once more, for an entry appended while another worker gave up
-        if kioku is not None:
-            if report.added:
-                kioku.warm_vector_cache()  # the next prompt answered in process maps it
-            _quietly(start_overdue_batch, kioku, options, "`kioku hook drain`")
-    finally:
-        if kioku is not None:
-            kioku.close()
-    return report
-
-
 # -- one hook run ----------------------------------------------------------------------------
 
 
@@ -556,7 +273,21 @@ def run_hook(
         home = options.resolved_home
         total, after_first = STDIN_DEADLINES[event]
         fd = sys.stdin.fileno() if stdin_fd is None else stdin_fd
-        payload = parse_payload(raw if raw is not None else read_stdin(fd, total, after_first))
+        data, cut = (
+            (raw, False)
+            if raw is not None
+            else _read_stdin(fd, total, after_first, MAX_INPUT_BYTES)
+        )
+        check_size(data, event)
+        try:
+            payload = parse_payload(data)
+        except HookError as exc:
+            if not cut:
+                raise
+            raise HookError(
+                f"{exc}: the input was still arriving when the hook stopped waiting "
+                f"({len(data)} bytes after at most {total:g} s); {_NOT_DONE[event]}"
+            ) from None
         text = _dispatch(event, options, payload)
         if text:
             stream = out or sys.stdout
@@ -594,7 +325,7 @@ def _dispatch(event: str, options: HookOptions, payload: Mapping[str, Any]) -> s
             return ""
         with options.open() as kioku:
             text = session_start_context(kioku)
-            _quietly(start_overdue_batch, kioku, options, "the SessionStart hook")
+            quietly(start_overdue_batch, kioku, options, "the SessionStart hook")
         return text
     raise HookError(f"unknown hook event {event!r}")
 
@@ -635,14 +366,5 @@ def _ask_daemon(options: HookOptions, prompt: str, session_id: str | None) -> st
     if answer is not None and answer.get("ok") and isinstance(answer.get("block"), str):
         return str(answer["block"])
     if answer is None:
-        _quietly(daemon.start_detached, home)
+        quietly(daemon.start_detached, home)
     return None
-
-
-def _quietly(function: Callable[..., object], *args: object) -> None:
-    """The background batch is a bonus: its failure never changes a hook's answer."""
-    try:
-        function(*args)
-    except Exception:
-        if os.environ.get("KIOKU_DEBUG"):
-            raise

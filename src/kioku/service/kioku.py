@@ -9,19 +9,22 @@ from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Self, overload
+from typing import TYPE_CHECKING, Literal, Self, overload
 
 from kioku.adapters.clock import SystemClock
 from kioku.config import LoadedConfig, load_config
 from kioku.config.schema import Config
 from kioku.core.model import Embedding, Level, Memory
 from kioku.errors import (
+    ConfigError,
     DuplicateIdError,
+    HomeNotFoundError,
     KiokuError,
     MemoryNotFoundError,
-    ProtectedMemoryError,
     ProtectionLimitError,
+    ValidationError,
 )
+from kioku.ports.erasure import ErasedSourceError
 from kioku.ports.store import MemoryFilter, MemoryPatch, Order, Store
 from kioku.records import Record
 from kioku.service.home import DB_FILENAME, resolve_home, store_factory
@@ -36,15 +39,46 @@ if TYPE_CHECKING:
     from kioku.ports.analyzer import Analysis, Analyzer, Compressed
     from kioku.ports.clock import Clock
     from kioku.ports.embedder import Embedder
+    from kioku.ports.erasure import BackupRecord
     from kioku.ports.store import IntegrityReport, StoreStats
     from kioku.ports.usage import Usage
     from kioku.service.batch import BatchReport
+    from kioku.service.erasure import ErasurePlan, ErasureReport
+    from kioku.service.turns import RememberedTurn
 
 __all__ = ["DB_FILENAME", "Kioku", "Stats", "resolve_home"]
 
 _ID_ATTEMPTS = 8
 #: The state row naming the model of the newest vectors.
 VECTOR_MODEL_KEY = "embedding_model"
+
+
+def _check_scope(loaded: LoadedConfig, name: str) -> None:
+    """``scope.<name>`` of the configuration, checked as ``--user`` and ``--agent`` are: an id
+    the store would refuse is a ConfigError naming where it came from, now rather than at the
+    first write."""
+    from kioku.core.validate import check_scope_id
+
+    key = f"scope.{name}"
+    value = getattr(loaded.config.scope, name)
+    try:
+        check_scope_id(key, value)
+    except ValidationError as exc:
+        source = loaded.sources.get(key, "default")
+        raise ConfigError(
+            key, value, exc.allowed, source=None if source == "default" else source
+        ) from None
+
+
+def _existing_only(home: Path, factory: Callable[[], Store]) -> Callable[[], Store]:
+    """``factory``, refusing to create a database that does not exist yet."""
+
+    def open_existing() -> Store:
+        if not (home / DB_FILENAME).is_file():
+            raise HomeNotFoundError(home)
+        return factory()
+
+    return open_existing
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -114,12 +148,15 @@ class Kioku:
         analyzer: Analyzer | None = None,
         embedder: Embedder | None = None,
         on_warning: Callable[[str], None] | None = None,
+        create: bool = True,
     ) -> Kioku:
         """Open the memory kept in ``home`` (default ``$KIOKU_HOME`` or ``~/.kioku``).
 
         The configuration is read from ``config_path`` or ``home/config.toml`` with
         ``KIOKU_*`` environment overrides; it is validated now. ``analyzer`` replaces the one
-        the configuration names; ``on_warning`` hears about provider fallbacks.
+        the configuration names; ``on_warning`` hears about provider fallbacks. With
+        ``create=False`` a home without a database raises HomeNotFoundError when the store
+        is first needed, instead of creating an empty one.
         """
         environ = os.environ if env is None else env
         home_path = resolve_home(home, environ)
@@ -129,8 +166,15 @@ class Kioku:
             env=environ,
         )
         config = loaded.config
+        if not user_id:
+            _check_scope(loaded, "user_id")
+        if not agent_id:
+            _check_scope(loaded, "agent_id")
+        factory = store_factory(home_path, config)
+        if not create:
+            factory = _existing_only(home_path, factory)
         return cls(
-            store_factory(home_path, config),
+            factory,
             config,
             clock=clock,
             user_id=user_id,
@@ -158,9 +202,13 @@ class Kioku:
         if self._analyzer is None:
             from kioku.adapters.analyzers import create_analyzer
 
-            self._analyzer = create_analyzer(
-                self.config.llm, env=self._env, usage_sink=self, warn=self._warn
-            )
+            try:
+                self._analyzer = create_analyzer(
+                    self.config.llm, env=self._env, usage_sink=self, warn=self._warn
+                )
+            except ConfigError as exc:
+                self._locate(exc)
+                raise
         return self._analyzer
 
     @property
@@ -169,8 +217,21 @@ class Kioku:
         if self._embedder is None:
             from kioku.adapters.embedders import create_embedder
 
-            self._embedder = create_embedder(self.config.embedding, env=self._env, usage_sink=self)
+            try:
+                self._embedder = create_embedder(
+                    self.config.embedding, env=self._env, usage_sink=self
+                )
+            except ConfigError as exc:
+                self._locate(exc)
+                raise
         return self._embedder
+
+    def _locate(self, exc: ConfigError) -> None:
+        """Name the file or variable the faulty setting came from in ``exc``."""
+        if self.loaded_config is not None:
+            source = self.loaded_config.sources.get(exc.key, "default")
+            if source != "default":
+                exc.locate(source)
 
     def _embed(self, memory: Memory) -> Memory:
         """The memory with a vector of its trigger and content, unless it has one already."""
@@ -291,7 +352,12 @@ class Kioku:
         import secrets
 
         from kioku.service.drafts import MemoryDraft, build_memory
+        from kioku.service.turns import check_provenance
 
+        now = self.clock.now()
+        at, session_id, sources, stamps = check_provenance(
+            now, at, session_id, source_ids, source_timestamps
+        )
         draft = MemoryDraft(
             trigger=trigger,
             content=content,
@@ -304,14 +370,14 @@ class Kioku:
             protected=protected,
             created=at,
             session_id=session_id,
-            source_ids=source_ids,
-            source_timestamps=source_timestamps,
+            source_ids=sources,
+            source_timestamps=stamps,
             kind=kind,
         )
         memory = build_memory(
             draft,
             config=self.config,
-            now=self.clock.now(),
+            now=now,
             id_suffix=secrets.token_hex(4),
             user_id=self.user_id,
             agent_id=self.agent_id,
@@ -341,8 +407,13 @@ class Kioku:
         session_id: str | None = None,
         source_ids: Iterable[str] = (),
         source_timestamps: Iterable[datetime] = (),
-    ) -> tuple[Memory, Analysis]:
+    ) -> RememberedTurn:
         """Analyze one turn (user input + assistant reply) and store it as one memory.
+
+        Returns ``(memory, analysis)``; its ``known`` is True when the turn was already
+        stored (an exact duplicate, see :mod:`kioku.service.turns`), and the memory is then
+        the one stored before. A turn with no text on either side, an ``at`` before 1970
+        or more than a day ahead, or a blank session or source id raises ValidationError.
 
         The turn is never lost: a failing LLM provider falls back to the offline analyzer,
         and a turn that asks to be remembered while the protected-memory cap is reached is
@@ -350,11 +421,17 @@ class Kioku:
         """
         import secrets
 
+        from kioku.core.validate import check_turn
         from kioku.ports.analyzer import Turn
         from kioku.service.drafts import build_memory
         from kioku.service.recall import SessionMood, session_key
-        from kioku.service.turns import draft_from_analysis
+        from kioku.service.turns import RememberedTurn, check_provenance, draft_from_analysis
 
+        user, assistant = check_turn(user, assistant)
+        now = self.clock.now()
+        at, session_id, sources, stamps = check_provenance(
+            now, at, session_id, source_ids, source_timestamps
+        )
         # Provider fallbacks reach ``on_warning`` through the analyzer's own callback and are
         # listed in ``analysis.warnings``.
         analysis = self.analyzer.analyze(Turn(user=user, assistant=assistant, at=at))
@@ -362,31 +439,45 @@ class Kioku:
             analysis,
             at=at,
             session_id=session_id,
-            source_ids=source_ids,
-            source_timestamps=source_timestamps,
+            source_ids=sources,
+            source_timestamps=stamps,
         )
         memory = build_memory(
             draft,
             config=self.config,
-            now=self.clock.now(),
+            now=now,
             id_suffix=secrets.token_hex(4),
             user_id=self.user_id,
             agent_id=self.agent_id,
         )
         try:
-            stored = self._insert(memory, generated_id=True)
+            stored, known = self._insert(memory, generated_id=True, dedupe=True)
         except ProtectionLimitError as exc:
             self._warn(f"stored without protection: {exc}")
-            stored = self._insert(replace(memory, protected=False), generated_id=True)
+            unprotected = replace(memory, protected=False)
+            stored, known = self._insert(unprotected, generated_id=True, dedupe=True)
         if session_id:
             self.store.set_state(session_key(session_id), SessionMood.of(stored).to_json())
-        return stored, analysis
+        return RememberedTurn(stored, analysis, known=known)
 
-    def _insert(self, memory: Memory, *, generated_id: bool) -> Memory:
+    @overload
+    def _insert(self, memory: Memory, *, generated_id: bool) -> Memory: ...
+
+    @overload
+    def _insert(
+        self, memory: Memory, *, generated_id: bool, dedupe: Literal[True]
+    ) -> tuple[Memory, bool]: ...
+
+    def _insert(
+        self, memory: Memory, *, generated_id: bool, dedupe: bool = False
+    ) -> Memory | tuple[Memory, bool]:
+        """Validate, embed and store ``memory``. With ``dedupe``, an exact duplicate already
+        stored (checked in the same transaction) is returned instead, as ``(memory, True)``."""
         import secrets
 
         from kioku.core.ids import make_memory_id
         from kioku.core.validate import validate_memory
+        from kioku.service.turns import find_duplicate
 
         if generated_id and not memory.id:
             memory = replace(memory, id=make_memory_id(memory.created, secrets.token_hex(4)))
@@ -396,11 +487,20 @@ class Kioku:
         for _ in range(_ID_ATTEMPTS):
             try:
                 with self.store.atomic():
+                    if dedupe:
+                        existing = find_duplicate(self.store, memory)
+                        if existing is not None:
+                            return existing, True
                     if memory.protected:
                         self._check_protection_room()
-                    self.store.add(memory)
+                    try:
+                        self.store.add(memory)
+                    except ErasedSourceError:
+                        if not dedupe:
+                            raise
+                        return memory, True  # an erased turn: known, and never stored again
                     self._note_vector_model(memory)
-                return memory
+                return (memory, False) if dedupe else memory
             except DuplicateIdError:
                 if not generated_id:
                     raise
@@ -461,7 +561,8 @@ class Kioku:
         from kioku.core.explain import explain_retention
 
         mem = self.get(memory) if isinstance(memory, str) else memory
-        return explain_retention(mem, self.config, self.clock.now())
+        referencing = self.store.referencing(mem.id)
+        return explain_retention(mem, self.config, self.clock.now(), referencing)
 
     def stats(self) -> Stats:
         """Counts per level and category, protection and the store size, for this scope."""
@@ -497,8 +598,13 @@ class Kioku:
         Recalled memories are marked for reinforcement at the next batch and archived ones
         asked to be revived, unless ``mark=False``. With ``session_id`` the session's current
         emotion (the last memory remembered or recalled in it) adds emotional resonance.
-        ``at`` recalls as of another moment (recency is measured from it).
+        ``at`` recalls as of another moment (recency is measured from it). A ``session_id``
+        that is not a storable id (blank, too long, control characters) raises ValidationError.
         """
+        if session_id:
+            from kioku.core.validate import check_provenance_id
+
+            check_provenance_id("session_id", session_id)
         self._check_vector_model()
         return run_recall(
             store=self.store,
@@ -522,8 +628,11 @@ class Kioku:
         leave_traces(self.store, result, session_id, at or self.clock.now())
 
     def known_source_ids(self) -> set[str]:
-        """Every provenance source id of this scope's memories (for idempotent imports)."""
-        return {s for m in self.store.iter(self._scoped(archived=None)) for s in m.source_ids}
+        """Every provenance source id of this scope's memories (for idempotent imports); ``in``
+        is also True for the source ids of erased memories, which are never stored again."""
+        from kioku.service.erasure import known_source_ids
+
+        return known_source_ids(self.store, self._scoped(archived=None))
 
     def reembed(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Give every memory of this scope a vector of the current embedder (those with another
@@ -583,32 +692,35 @@ class Kioku:
         return self.get(memory_id)
 
     def forget(self, memory_id: str, *, force: bool = False) -> Memory:
-        """Erase a memory completely, with every relation to or from it (完全消去).
+        """Erase a memory with every relation to or from it; see :meth:`erase`.
 
         A protected memory is erased only with ``force=True``. Returns the erased memory.
         """
-        from kioku.core.lifecycle.log import Event, LogEntry
+        report = self.erase(memory_id, force=force)
+        assert report.memory is not None
+        return report.memory
 
-        with self.store.atomic():
-            memory = self.get(memory_id)
-            if memory.protected and not force:
-                raise ProtectedMemoryError(memory_id)
-            self.store.delete(memory_id)
-            self.store.append_log(
-                [
-                    LogEntry(
-                        event=Event.DELETE,
-                        memory_id=memory_id,
-                        at=self.clock.now(),
-                        user_id=memory.user_id,
-                        agent_id=memory.agent_id,
-                        level_before=memory.current_level,
-                        score_before=memory.retention_score,
-                        details={"why": "forget", "forced": bool(force and memory.protected)},
-                    )
-                ]
-            )
-        return memory
+    def erase(self, memory_id: str, *, force: bool = False) -> ErasureReport:
+        """Erase a memory with every relation to or from it, keep a tombstone of its source
+        ids (no import stores that turn again), audit it and scrub the store's files; the
+        report names the backups that still hold it (:mod:`kioku.service.erasure`)."""
+        from kioku.service.erasure import forget_memory
+
+        return forget_memory(self, memory_id, force=force)
+
+    def plan_erasure(self, user_id: str | None = None) -> ErasurePlan:
+        """What :meth:`erase_user` would delete for ``user_id`` (default this scope's user,
+        every agent): counts, never text, and the confirmation token it needs."""
+        from kioku.service.erasure import plan_erasure
+
+        return plan_erasure(self, self.user_id if user_id is None else user_id)
+
+    def erase_user(self, user_id: str, token: str) -> ErasureReport:
+        """Erase everything of ``user_id`` (spec 003 §9.1), given the token of
+        :meth:`plan_erasure` for exactly the memories there are now."""
+        from kioku.service.erasure import erase_user
+
+        return erase_user(self, user_id, token)
 
     # -- the nightly batch -----------------------------------------------------------------
 
@@ -618,16 +730,21 @@ class Kioku:
         now: datetime | None = None,
         dry_run: bool = False,
         progress: Callable[[str, int, int], None] | None = None,
+        auto: bool = False,
     ) -> BatchReport:
         """Apply every due daily batch up to ``now`` (see :mod:`kioku.service.batch`).
 
         A second batch started while one runs returns at once with status
-        ``already_running``; ``dry_run`` plans the next due day and writes nothing.
+        ``already_running``; ``dry_run`` plans the next due day and writes nothing. ``auto``
+        (the scheduler's and the overdue fallback's batch) catches up at most
+        ``batch.max_auto_catch_up_days`` days; a ``now`` before the last batch day does nothing.
         """
         from kioku.service.batch import run_batches
 
         lock = None if self.home is None else self.home / "batch.lock"
-        report = run_batches(self, now=now, dry_run=dry_run, progress=progress, lock_path=lock)
+        report = run_batches(
+            self, now=now, dry_run=dry_run, progress=progress, lock_path=lock, auto=auto
+        )
         if report.status == "done":
             self.warm_vector_cache()
         return report
@@ -667,6 +784,7 @@ class Kioku:
         """Integrity, schema version and file permissions of the store."""
         return self.store.check_integrity()
 
-    def backup(self, target: Path) -> None:
-        """Write a consistent copy of the store to ``target``, safe while others write."""
-        self.store.backup(target)
+    def backup(self, target: Path, *, overwrite: bool = False) -> BackupRecord:
+        """Write a consistent copy of the store to ``target``, safe while others write (see
+        :func:`kioku.service.backups.backup` for the checks on ``target`` the CLI makes)."""
+        return self.store.backup(target, overwrite=overwrite)

@@ -8,17 +8,28 @@
    session (half as much to the second on each side): relevance = match + that, at most 1.
    Relevance is then shaded by recency (more when the query refers back in time) and the
    session's category.
-3. The spec's priority: ``retention × relevance × (1 + w·recall_count) + α·resonance·retention``
-   with the session's current emotion; the threshold with its top-k fallback.
-4. Related memories to ``relation_traversal_depth``; recalled memories marked, archived ones
-   asked to be revived; the session's current emotion becomes the top memory's.
+3. Qualification by the query alone. When the prompt names people, places or things (see
+   :func:`~kioku.adapters.text.lexical.entity_terms`) and no memory of the owner mentions
+   any of them, the prompt is about something the store has never heard of: nothing
+   qualifies (``retrieval.require_known_names``). Otherwise a memory qualifies when its
+   coverage of the query (the IDF-weighted share of the query's terms it holds, see
+   :func:`~kioku.core.recall.coverage`) is at least ``retrieval.min_relevance``. Only
+   qualified memories lend conversation context, and a memory lent context by one comes
+   along as its companion. Nothing else (mood, recency, retention, recall count) qualifies
+   a memory: an off-topic query recalls nothing.
+4. The spec's priority: ``retention × relevance × (1 + w·recall_count) + α·resonance·retention``
+   with the session's current emotion orders the qualified memories; the threshold with its
+   top-k fallback among them.
+5. Related memories to ``relation_traversal_depth``, as companions of the chosen ones;
+   recalled memories marked, archived ones asked to be revived; the session's current
+   emotion becomes the top memory's.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -27,16 +38,19 @@ from kioku.core.inject import Injected, format_memories
 from kioku.core.model import Memory, Valence
 from kioku.core.presets import RecallWeights, effective_weights
 from kioku.core.recall import (
+    Candidate,
     ContextSeed,
     EmotionState,
     Priority,
+    choose,
     context_bonus,
     conversation_neighbours,
+    coverage,
     mentions_the_past,
     priority,
     resonance,
+    term_weight,
 )
-from kioku.core.recall import select_results as select
 from kioku.ports.embedder import Embedder, TextEmbedder
 from kioku.ports.store import MemoryFilter, MemoryPatch, ScoringFields, Store
 from kioku.records import Record
@@ -67,6 +81,9 @@ class Recalled(Record):
     ``relevance`` is the query match (``similarity`` and ``lexical`` weighted) plus ``context``,
     at most 1; ``relevance × recency × category_factor = adjusted_relevance``;
     ``retention × adjusted_relevance × recall_weight = base``; ``base + resonance_term = final``.
+    ``coverage`` is how much of the query the memory matches (what qualifies it, against the
+    floor ``retrieval.min_relevance``); a memory below the floor comes only as a companion:
+    ``via`` "context" (a turn next to a qualified one) or "relation".
     """
 
     memory: Memory
@@ -87,6 +104,8 @@ class Recalled(Record):
     #: Relevance lent by strong matches recorded just before or after this memory in its
     #: session (a part of ``relevance``).
     context: float = 0.0
+    #: The share of the query the memory matches, in [0, 1]: what qualifies it.
+    coverage: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -96,6 +115,11 @@ class RecallResult(Record):
     query: str
     items: tuple[Recalled, ...]
     block: str
+    #: The relevance floor the recall qualified memories with (``retrieval.min_relevance``).
+    floor: float = 0.0
+    #: The names the prompt mentions when no memory knows any of them: why nothing was
+    #: recalled (``retrieval.require_known_names``); empty otherwise.
+    unknown_names: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -194,6 +218,17 @@ def _score(
     }
 
 
+def _coverage(store: Store, terms: Sequence[str], keys: Iterable[str]) -> dict[str, float]:
+    """Each candidate's coverage of the query's terms (what qualifies it)."""
+    wanted = sorted(keys)
+    if not terms or not wanted:
+        return {}
+    memories, documents = store.term_documents(terms)
+    weights = {term: term_weight(count, memories) for term, count in documents.items()}
+    held = store.indexed_terms(wanted)
+    return {key: coverage(weights, held.get(key, frozenset())) for key in wanted}
+
+
 def _match(similarity: float, lexical: float, weights: RecallWeights) -> float:
     """How well a memory matches the query, in [0, 1]: cosine and normalised BM25, weighted."""
     total = weights.vector + weights.lexical
@@ -241,7 +276,8 @@ def _context(
     return context_bonus(found, weight), read
 
 
-def _recalled(memory: Memory, s: dict[str, float]) -> Recalled:
+def _recalled(memory: Memory, s: dict[str, float], floor: float) -> Recalled:
+    companion = s["coverage"] < floor
     return Recalled(
         memory=memory,
         archived=memory.archived,
@@ -257,18 +293,24 @@ def _recalled(memory: Memory, s: dict[str, float]) -> Recalled:
         resonance=s["resonance"],
         resonance_term=s["resonance_term"],
         final=s["final"],
+        via="context" if companion else None,
         context=s["context"],
+        coverage=s["coverage"],
     )
 
 
 def _related(
     store: Store, chosen: Sequence[Recalled], depth: int, seen: set[str]
 ) -> list[Recalled]:
-    """Memories linked from the chosen ones, breadth first, to ``depth`` (関連記憶の想起)."""
+    """Memories linked from the chosen ones, breadth first, to ``depth`` (関連記憶の想起), and
+    those linking to them, found with the reverse index (逆方向の参照: links point from the
+    higher score to the lower, so a weak memory's way back to a strong one is this)."""
     out: list[Recalled] = []
     frontier = [item.memory for item in chosen]
     for _ in range(depth):
         wanted = [r.id for m in frontier for r in m.relations if r.id not in seen]
+        wanted += [s for m in frontier for s in store.referencing(m.id) if s not in seen]
+        wanted = list(dict.fromkeys(wanted))
         if not wanted:
             break
         found = [m for m in store.get_many(wanted) if not m.archived]
@@ -303,19 +345,23 @@ def run_recall(
 ) -> RecallResult:
     """Recall for ``query`` (see the module docstring). ``mark=False`` leaves no trace."""
     text = query.strip()[:MAX_QUERY_CHARS]
+    floor = config.retrieval.min_relevance
     if not text:
-        return RecallResult(query, (), "")
+        return RecallResult(query, (), "", floor)
     weights = effective_weights(config.retrieval)
     archived = None if config.archive.enable_archive_recall else False
     flt = MemoryFilter(user_id=scope.user_id, agent_id=scope.agent_id, archived=archived)
 
-    from kioku.adapters.text.lexical import query_terms
+    from kioku.adapters.text.lexical import entity_terms, query_terms
 
+    if config.retrieval.require_known_names:
+        names = entity_terms(text)
+        if names and not store.known_terms(names, flt):
+            return RecallResult(query, (), "", floor, tuple(names))
+    terms = query_terms(text)
     lexical: dict[str, float] = {}
-    if weights.lexical > 0:
-        terms = query_terms(text)
-        if terms:
-            lexical = dict(store.search_lexical(terms, flt, weights.candidates))
+    if weights.lexical > 0 and terms:
+        lexical = dict(store.search_lexical(terms, flt, weights.candidates))
     similar: dict[str, float] = {}
     if embedder is not None and weights.vector > 0:
         vector = query_vector(embedder, text)
@@ -331,8 +377,10 @@ def run_recall(
         for f in store.scoring_fields(sorted(lexical.keys() | similar.keys()))
         if not math.isnan(f.retention_score)
     }
+    covered = _coverage(store, terms, fields)
     match = {key: _match(similar.get(key, 0.0), lexical.get(key, 0.0), weights) for key in fields}
-    context, read = _context(store, fields, match, weights.context)
+    qualified = {key: match[key] for key in fields if covered.get(key, 0.0) >= floor}
+    context, read = _context(store, fields, qualified, weights.context)
     mood = SessionMood.from_json(store.get_state(session_key(session_id))) if session_id else None
     past = mentions_the_past(text)
     scored = {
@@ -347,24 +395,23 @@ def run_recall(
             past=past,
             now=now,
         )
+        | {"coverage": covered.get(key, 0.0)}
         for key, f in fields.items()
     }
-    threshold = config.retrieval.relevance_threshold
-    floor = config.retrieval.min_relevance
-    chosen_ids = select(
+    chosen_ids = choose(
         [
-            (key, parts["final"])
+            Candidate(key, parts["coverage"], parts["final"], context.get(key, 0.0) > 0)
             for key, parts in scored.items()
-            if parts["final"] >= threshold or parts["adjusted_relevance"] >= floor
         ],
         top_k or config.retrieval.top_k,
-        threshold,
+        config.retrieval.relevance_threshold,
+        floor,
     )
     unread = {
         memory.id: memory for memory in store.get_many([i for i in chosen_ids if i not in read])
     }
     chosen = [
-        _recalled(memory, scored[memory.id])
+        _recalled(memory, scored[memory.id], floor)
         for memory in (read.get(key) or unread.get(key) for key in chosen_ids)
         if memory is not None
     ]
@@ -374,7 +421,7 @@ def run_recall(
     if mark and chosen:
         _leave_traces(store, chosen, session_id, now)
     block = memories_block(items, config.retrieval.budget_chars)
-    return RecallResult(query, tuple(items), block)
+    return RecallResult(query, tuple(items), block, floor)
 
 
 def memories_block(items: Sequence[Recalled], budget_chars: int) -> str:
@@ -397,7 +444,7 @@ def memories_block(items: Sequence[Recalled], budget_chars: int) -> str:
 def leave_traces(store: Store, result: RecallResult, session_id: str | None, now: datetime) -> None:
     """What ``mark=True`` does, for a recall made with ``mark=False``: its chosen memories
     (not those that came along as related) are marked and archived ones asked back."""
-    chosen = [i for i in result.items if i.via is None]
+    chosen = [i for i in result.items if i.via != "relation"]
     if chosen:
         _leave_traces(store, chosen, session_id, now)
 

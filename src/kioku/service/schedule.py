@@ -83,7 +83,7 @@ class BatchStatus:
 def batch_status(kioku: Kioku, now: datetime | None = None) -> BatchStatus:
     """The batch state of ``kioku``'s store: the fallback trigger of the spec is
     ``is_overdue(last_compression_run)`` and at least one day due."""
-    from kioku.service.batch import last_day, last_run
+    from kioku.service.batch_state import last_day, last_run
 
     moment = now or kioku.clock.now()
     compression = kioku.config.compression
@@ -110,12 +110,16 @@ def auto_batch_disabled(env: Mapping[str, str]) -> bool:
 def batch_command(
     home: Path, config_path: Path | None = None, python: str | None = None
 ) -> list[str]:
-    """``python -m kioku --home HOME [--config FILE] batch``, with absolute paths."""
+    """``python -m kioku --home HOME [--config FILE] batch --auto``, with absolute paths.
+
+    ``--auto``: a batch nobody started by hand catches up at most
+    ``batch.max_auto_catch_up_days`` days, so a clock gone wrong cannot age the whole store.
+    """
     command = [python or os.path.abspath(sys.executable), "-m", "kioku"]
     command += ["--home", str(Path(home).expanduser().absolute())]
     if config_path is not None:
         command += ["--config", str(Path(config_path).expanduser().absolute())]
-    return [*command, "batch"]
+    return [*command, "batch", "--auto"]
 
 
 def start_detached_batch(home: Path, config_path: Path | None, reason: str) -> int:

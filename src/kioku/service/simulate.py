@@ -41,7 +41,7 @@ from kioku.adapters.clock import FixedClock
 from kioku.config.schema import Config, EmbeddingConfig, LlmConfig
 from kioku.core.lifecycle.days import batch_moment, latest_due_day
 from kioku.core.lifecycle.log import Event, LogEntry
-from kioku.core.lifecycle.plan import ratio_targets
+from kioku.core.lifecycle.plan import archive_share, ratio_targets
 from kioku.core.model import POSITIVE_TAGS, Embedding, Level, Memory
 from kioku.errors import KiokuError
 from kioku.ports.analyzer import Analysis, Compressed, Turn
@@ -256,7 +256,7 @@ class Simulation:
 
     mode: str  # "synthetic" or "from_store"
     start: str  # the first batch day
-    targets: dict[int, float]  # level → target share (4: the configured delete_ratio)
+    targets: dict[int, float]  # level → target share (4: the rest, the archive's share)
     ratio_min_memories: int
     days: list[SimDay] = field(default_factory=list)
     seconds: float = 0.0
@@ -333,7 +333,7 @@ def simulate(
                 start=(first + timedelta(days=1)).isoformat(),
                 targets={
                     **ratio_targets(config),
-                    Level.ARCHIVED: config.compression.delete_ratio,
+                    Level.ARCHIVED: archive_share(config),
                 },
                 ratio_min_memories=config.compression.ratio_min_memories,
             )

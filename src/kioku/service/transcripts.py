@@ -5,7 +5,10 @@ A transcript line is one JSON object with a ``type`` ("user", "assistant", "summ
 ``text``/``tool_use``/``tool_result``/``thinking``/``image`` blocks), ``uuid``,
 ``parentUuid``, ``timestamp``, ``sessionId`` and the flags ``isSidechain``, ``isMeta`` and
 ``isCompactSummary``. The parser is tolerant: a line that is not such an object is skipped
-and counted, never fatal.
+and counted, never fatal, and what a turn takes from the file is made storable: a user input
+that shows nothing counts as empty, a timestamp outside the storable range (1970 to a day
+after now) as missing, text past MAX_TEXT_CHARS is cut, and an id kioku cannot store (blank,
+too long, with control characters) is replaced by one derived from where the turn is.
 
 A turn is one user input plus the assistant's reply to it (the spec's 生成単位). Slash
 commands and the replies to them are not turns (the spec's 除外ルール), nor are sub-agent
@@ -15,6 +18,7 @@ were edited the transcript branches; the branch that leads to the last entry is 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -25,6 +29,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from kioku.core.timefmt import parse_ts
+from kioku.core.validate import (
+    EARLIEST,
+    FUTURE_TOLERANCE,
+    LATEST,
+    MAX_ID_CHARS,
+    MAX_TEXT_CHARS,
+    check_provenance_id,
+    is_blank,
+)
+from kioku.errors import ValidationError
 
 if TYPE_CHECKING:
     from kioku.service.kioku import Kioku
@@ -69,11 +83,13 @@ def is_command(text: str) -> bool:
 class TranscriptTurn:
     """One user input and the assistant's reply to it."""
 
-    #: The user entry's uuid, or ``line N`` when it has none; stable across re-reads.
+    #: The user entry's uuid, or ``line N`` when it has none (or one kioku cannot store);
+    #: stable across re-reads.
     turn_id: str
     user: str
     assistant: str
-    #: When the user spoke (the user entry's timestamp); None when missing or unreadable.
+    #: When the user spoke (the user entry's timestamp); None when missing, unreadable or
+    #: outside the storable range.
     at: datetime | None
     #: Line number (1-based) of the user entry.
     line: int
@@ -162,6 +178,15 @@ def _shape_ok(record: Any) -> bool:
     )
 
 
+def _json_int(text: str) -> int | float:
+    """A JSON integer as Python reads it; one too long to read as an int (past 4,300 digits)
+    as a float, so a number in a field kioku never looks at cannot spoil the whole object."""
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
 def _read_entries(path: Path) -> tuple[list[_Entry], int]:
     entries: list[_Entry] = []
     skipped = 0
@@ -170,8 +195,8 @@ def _read_entries(path: Path) -> tuple[list[_Entry], int]:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-            except ValueError:
+                record = json.loads(line, parse_int=_json_int)
+            except (ValueError, RecursionError):  # RecursionError: nested too deeply
                 skipped += 1
                 continue
             if not _shape_ok(record):
@@ -222,15 +247,34 @@ def _main_branch(entries: Sequence[_Entry]) -> list[_Entry]:
     return [e for e in entries if e.uuid is None or not abandoned.get(e.uuid, False)]
 
 
-def _timestamp(entry: _Entry, tz: tzinfo | None) -> datetime | None:
+def _usable_id(value: object) -> bool:
+    """Whether kioku can store ``value`` as a session or source id."""
+    try:
+        check_provenance_id("id", value)
+    except ValidationError:
+        return False
+    return True
+
+
+def _timestamp(entry: _Entry, tz: tzinfo | None, now: datetime | None) -> datetime | None:
+    """The entry's time; None when it is missing, unreadable, or not one a memory can have
+    (before 1970, past 8999, more than a day after ``now``)."""
     value = entry.data.get("timestamp")
     if not isinstance(value, str):
         return None
     try:
         moment = parse_ts(value, tz or datetime.now().astimezone().tzinfo or UTC)
-    except ValueError:
+        latest = LATEST if now is None else min(LATEST, now + FUTURE_TOLERANCE)
+        if not EARLIEST <= moment <= latest:
+            return None
+        return moment.astimezone(tz) if tz is not None else moment
+    except (ValueError, OverflowError):  # OverflowError: year 1 or 9999 moved by its offset
         return None
-    return moment.astimezone(tz) if tz is not None else moment
+
+
+def _storable(text: str) -> str:
+    """``text`` cut to the most a side of a turn may hold."""
+    return text if len(text) <= MAX_TEXT_CHARS else text[: MAX_TEXT_CHARS - 1] + "…"
 
 
 def _user_text(blocks: Sequence[Mapping[str, Any]]) -> str | None:
@@ -287,34 +331,43 @@ class _Open:
             self.pieces.append(" ".join(self.tools))
             self.tools = []
 
-    def close(self, tz: tzinfo | None) -> TranscriptTurn:
+    def close(self, tz: tzinfo | None, now: datetime | None) -> TranscriptTurn:
         self._flush_tools()
+        uuid = self.entry.uuid
         return TranscriptTurn(
-            turn_id=self.entry.uuid or f"line {self.entry.line}",
-            user=self.user,
-            assistant="\n\n".join(self.pieces),
-            at=_timestamp(self.entry, tz),
+            turn_id=uuid if uuid is not None and _usable_id(uuid) else f"line {self.entry.line}",
+            user=_storable(self.user),
+            assistant=_storable("\n\n".join(self.pieces)),
+            at=_timestamp(self.entry, tz, now),
             line=self.entry.line,
         )
 
 
-def parse_transcript(path: Path | str, *, tz: tzinfo | None = None) -> ParsedTranscript:
+def _file_session(path: Path) -> str:
+    """The session id of a transcript without a usable ``sessionId``: its file name's stem,
+    or (a stem kioku cannot store) one derived from the whole path."""
+    if _usable_id(path.stem):
+        return path.stem
+    digest = hashlib.sha256(str(path).encode("utf-8", "surrogatepass")).hexdigest()
+    return f"transcript-{digest[:16]}"
+
+
+def parse_transcript(
+    path: Path | str, *, tz: tzinfo | None = None, now: datetime | None = None
+) -> ParsedTranscript:
     """Read a Claude Code session transcript into its conversation turns.
 
     ``tz`` converts the timestamps (default: kept as written, a time without offset read
-    as local time). Raises OSError when the file cannot be read; bad lines are skipped
-    and counted in ``skipped_lines``.
+    as local time); with ``now`` a timestamp more than a day after it counts as missing.
+    Raises OSError when the file cannot be read; bad lines are skipped and counted in
+    ``skipped_lines``.
     """
     path = Path(path)
     entries, skipped = _read_entries(path)
     session_id = next(
-        (
-            e.data["sessionId"]
-            for e in entries
-            if isinstance(e.data.get("sessionId"), str) and e.data["sessionId"]
-        ),
-        path.stem,
-    )
+        (e.data["sessionId"] for e in entries if _usable_id(e.data.get("sessionId"))),
+        None,
+    ) or _file_session(path)
     turns: list[TranscriptTurn] = []
     commands = 0
     current: _Open | None = None
@@ -330,17 +383,17 @@ def parse_transcript(path: Path | str, *, tz: tzinfo | None = None) -> ParsedTra
             entry.kind == "system" and entry.data.get("subtype") == "compact_boundary"
         ):
             if current is not None:
-                turns.append(current.close(tz))
+                turns.append(current.close(tz, now))
             current, in_command = None, False
             continue
         if entry.flag("isMeta") or entry.kind not in ("user", "assistant"):
             continue
         if entry.kind == "user":
             text = _user_text(entry.content)
-            if not text:
-                continue  # tool results, an interruption notice or nothing at all
+            if not text or is_blank(text):
+                continue  # tool results, an interruption notice or nothing to show
             if current is not None:
-                turns.append(current.close(tz))
+                turns.append(current.close(tz, now))
                 current = None
             if is_command(text):
                 # A command's output and the replies to it are not conversation either.
@@ -359,7 +412,7 @@ def parse_transcript(path: Path | str, *, tz: tzinfo | None = None) -> ParsedTra
         for kind, text in _assistant_parts(entry.content):
             current.add(kind, text)
     if current is not None:
-        turns.append(current.close(tz))
+        turns.append(current.close(tz, now))
     return ParsedTranscript(
         path=path,
         session_id=session_id,
@@ -373,8 +426,13 @@ def parse_transcript(path: Path | str, *, tz: tzinfo | None = None) -> ParsedTra
 
 
 def source_id(session_id: str, turn: TranscriptTurn) -> str:
-    """The provenance id a turn is stored under: ``{session id}:{turn id}``."""
-    return f"{session_id}:{turn.turn_id}"
+    """The provenance id a turn is stored under: ``{session id}:{turn id}``, or, when that is
+    longer than an id may be, the session id cut short and a digest of the turn id."""
+    whole = f"{session_id}:{turn.turn_id}"
+    if len(whole) <= MAX_ID_CHARS:
+        return whole
+    digest = hashlib.sha256(turn.turn_id.encode("utf-8", "surrogatepass")).hexdigest()
+    return f"{session_id[: MAX_ID_CHARS - len(digest) - 1]}:{digest}"
 
 
 def ingest_transcript(
@@ -399,10 +457,11 @@ def ingest_transcript(
 
     ``known`` is a snapshot of stored source ids (:meth:`Kioku.known_source_ids`) to share
     across many transcripts: turns in it are not looked at again, and the ids stored now are
-    added to it. Raises OSError when the file cannot be read.
+    added to it. Raises OSError when the file cannot be read, ValidationError when
+    ``session_id`` is not an id kioku can store.
     """
-    parsed = parse_transcript(path, tz=kioku.clock.tz)
-    session = session_id or parsed.session_id
+    parsed = parse_transcript(path, tz=kioku.clock.tz, now=kioku.clock.now())
+    session = check_provenance_id("session_id", session_id) if session_id else parsed.session_id
     offline = kioku.config.llm.provider == "offline"
     if batch_size is None:
         batch_size = OFFLINE_BATCH if offline else 1
@@ -424,7 +483,7 @@ def ingest_transcript(
                 if sid in stored:
                     already += 1
                     continue
-                memory, _analysis = kioku.remember_turn(
+                remembered = kioku.remember_turn(
                     turn.user,
                     turn.assistant,
                     at=turn.at,
@@ -433,7 +492,10 @@ def ingest_transcript(
                     source_timestamps=[turn.at] if turn.at is not None else [],
                 )
                 stored.add(sid)
-                added.append(memory.id)
+                if remembered.known:  # stored meanwhile, or erased meanwhile: not added
+                    already += 1
+                    continue
+                added.append(remembered.memory.id)
         snapshot.update(stored)
     return IngestResult(
         path=parsed.path,

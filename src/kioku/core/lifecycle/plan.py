@@ -21,113 +21,38 @@ import numpy as np
 import numpy.typing as npt
 
 from kioku.config.schema import Config
+from kioku.core.lifecycle.population import (
+    F64,
+    I64,
+    ArchivedPopulation,
+    B,
+    Ids,
+    Population,
+    Snapshot,
+    stack_ids,
+)
 from kioku.core.model import Level
 
 __all__ = [
     "ArchivedPopulation",
     "DayPlan",
+    "Ids",
     "Population",
     "Revival",
     "Snapshot",
     "Transition",
+    "archive_share",
     "plan_day",
     "ratio_targets",
+    "stack_ids",
 ]
 
-F64 = npt.NDArray[np.float64]
-I64 = npt.NDArray[np.int64]
-B = npt.NDArray[np.bool_]
-Ids = npt.NDArray[np.object_]
 
 #: Why a memory changed level.
 THRESHOLD: Final = "threshold"
 RATIO: Final = "ratio"
 
 _SECONDS_PER_DAY: Final = 86_400.0
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class Population:
-    """Every active (not archived) memory the batch looks at, as parallel columns.
-
-    ``scope`` is a small integer per (user, agent); ratios are kept per scope, so one
-    tenant's memories never push another's. ``created`` is seconds since the epoch.
-    """
-
-    ids: Ids
-    scope: npt.NDArray[np.int32]
-    created: F64
-    intensity: F64
-    coefficient: F64
-    memory_days: F64
-    recall_count: I64
-    recalled: B
-    level: npt.NDArray[np.int8]
-    protected: B
-    score: F64
-
-    def __len__(self) -> int:
-        return int(self.ids.size)
-
-    @staticmethod
-    def empty() -> Population:
-        return Population(
-            ids=np.empty(0, dtype=object),
-            scope=np.empty(0, dtype=np.int32),
-            created=np.empty(0),
-            intensity=np.empty(0),
-            coefficient=np.empty(0),
-            memory_days=np.empty(0),
-            recall_count=np.empty(0, dtype=np.int64),
-            recalled=np.empty(0, dtype=np.bool_),
-            level=np.empty(0, dtype=np.int8),
-            protected=np.empty(0, dtype=np.bool_),
-            score=np.empty(0),
-        )
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class ArchivedPopulation:
-    """Every archived memory: candidates for revival and for erasure."""
-
-    ids: Ids
-    scope: npt.NDArray[np.int32]
-    created: F64
-    intensity: F64
-    coefficient: F64
-    recall_count: I64
-    archived_at: F64  # seconds since the epoch
-    revival_requested: B
-    revival_requested_at: F64  # NaN when not requested
-    protected: B
-
-    def __len__(self) -> int:
-        return int(self.ids.size)
-
-    @staticmethod
-    def empty() -> ArchivedPopulation:
-        return ArchivedPopulation(
-            ids=np.empty(0, dtype=object),
-            scope=np.empty(0, dtype=np.int32),
-            created=np.empty(0),
-            intensity=np.empty(0),
-            coefficient=np.empty(0),
-            recall_count=np.empty(0, dtype=np.int64),
-            archived_at=np.empty(0),
-            revival_requested=np.empty(0, dtype=np.bool_),
-            revival_requested_at=np.empty(0),
-            protected=np.empty(0, dtype=np.bool_),
-        )
-
-
-@dataclass(frozen=True, slots=True, eq=False)
-class Snapshot:
-    """What a batch reads from the store for one day."""
-
-    population: Population
-    archived: ArchivedPopulation
-    scopes: tuple[tuple[str, str], ...]  # scope code -> (user_id, agent_id)
-    links: tuple[tuple[str, str, str], ...]  # (source, target, type)
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +92,9 @@ class DayPlan:
     reinforced: B
     #: Made since the previous batch: not aged today, and linked to similar memories.
     fresh: B
+    #: Older than the previous batch but never aged by one (imported history): brought to its
+    #: real age today, and linked as a new memory is.
+    caught_up: B
     transitions: tuple[Transition, ...]
     revivals: tuple[Revival, ...]
     #: Archived memories whose revival request is turned down today (ratio full).
@@ -187,32 +115,30 @@ def ratio_targets(config: Config) -> dict[int, float]:
     return {Level.FULL: c.level1_ratio, Level.SUMMARY: c.level2_ratio, Level.TRACE: c.level3_ratio}
 
 
+def archive_share(config: Config) -> float:
+    """The share the three levels leave: the archive's (the spec's 消去 20 %)."""
+    c = config.compression
+    return round(max(0.0, 1.0 - (c.level1_ratio + c.level2_ratio + c.level3_ratio)), 9)
+
+
 def plan_day(
     pop: Population,
     archived: ArchivedPopulation,
     config: Config,
     moment: datetime,
     previous: datetime,
-    *,
-    first_run: bool = False,
 ) -> DayPlan:
     """Plan the batch at ``moment`` over ``pop`` and ``archived``; ``previous`` is the batch
     time before it (memories created after it meet their first batch today).
-
-    ``first_run`` says no batch ever ran on this store: memories made before ``previous``
-    still have their first ``memory_days``, so they age by every day since then at once.
     """
     if moment.tzinfo is None or previous.tzinfo is None:
         raise ValueError("moment and previous must be timezone-aware")
     now = moment.timestamp()
     fresh = pop.created > previous.timestamp()
-    missed = None
-    if first_run:
-        age = (now - pop.created) / _SECONDS_PER_DAY
-        missed = np.maximum(0.0, np.round(age - pop.memory_days))
-    days, coefficient, count, reinforced = _reinforce_or_age(pop, fresh, config, missed)
-    # Step 2: retention_score = emotional_intensity × decay_coefficient ^ memory_days.
-    score = pop.intensity * np.power(coefficient, days)
+    days, coefficient, count, reinforced, caught_up = _reinforce_or_age(pop, fresh, config, now)
+    # Step 2: retention_score = emotional_intensity × decay_coefficient ^ memory_days; a
+    # protected memory keeps its full score, the intensity (保護記憶: Level 1 forever).
+    score = np.where(pop.protected, pop.intensity, pop.intensity * np.power(coefficient, days))
     level = pop.level.copy()
     transitions: dict[int, Transition] = {}
     _threshold_levels(pop, score, level, config, transitions)
@@ -229,6 +155,7 @@ def plan_day(
         level=level,
         reinforced=reinforced,
         fresh=fresh,
+        caught_up=caught_up,
         transitions=tuple(transitions[i] for i in sorted(transitions)),
         revivals=tuple(revivals),
         revivals_deferred=tuple(deferred),
@@ -238,28 +165,38 @@ def plan_day(
 
 
 def _reinforce_or_age(
-    pop: Population, fresh: B, config: Config, missed: F64 | None = None
-) -> tuple[F64, F64, I64, B]:
+    pop: Population, fresh: B, config: Config, now: float
+) -> tuple[F64, F64, I64, B, B]:
     """Step 1 (バッチ処理時の強化フロー): a recalled memory has ``memory_days`` reduced (halved by
     default), its coefficient raised by the boost up to the cap, its count increased; every
     other memory ages by one day. A coefficient already above the cap is never lowered.
 
     A memory made since the previous batch is not aged: its first ``memory_days`` already is
     the time from its creation to this batch (memory_days の初期値計算).
+
+    A memory never recalled (``recall_count`` 0) has ``memory_days`` equal to its age in batch
+    days: the spec's initial value for the part before its first batch, and one day per
+    batch since. One that is behind (imported history, made with an old ``created``; days a
+    catch-up skipped) is brought to its real age here, before a pending recall halves it.
     """
     recall = config.recall
     cap = config.retention.max_decay_coefficient
     hit = pop.recalled
-    aged = np.where(fresh, pop.memory_days, pop.memory_days + 1.0)
-    if missed is not None:  # a store's first batch: every day since each memory's first
-        aged = pop.memory_days + missed
-    days = np.where(hit, pop.memory_days * (1.0 - recall.memory_days_reduction), aged)
+    age = (now - pop.created) / _SECONDS_PER_DAY
+    behind = np.where(
+        (pop.recall_count == 0) & ~fresh,
+        np.maximum(0.0, np.round(age - pop.memory_days) - 1.0),
+        0.0,
+    )
+    base = pop.memory_days + behind
+    aged = np.where(fresh, base, base + 1.0)
+    days = np.where(hit, base * (1.0 - recall.memory_days_reduction), aged)
     boosted = np.maximum(
         pop.coefficient, np.minimum(cap, pop.coefficient + recall.decay_coefficient_boost)
     )
     coefficient = np.where(hit, boosted, pop.coefficient)
     count = pop.recall_count + hit.astype(np.int64)
-    return days, coefficient, count, hit.copy()
+    return days, coefficient, count, hit.copy(), behind > 0
 
 
 def _move(
@@ -434,10 +371,3 @@ def _deletions(archived: ArchivedPopulation, config: Config, now: float) -> list
     )
     combined &= ~archived.protected & ~archived.revival_requested
     return [int(i) for i in np.flatnonzero(combined).tolist()]
-
-
-def stack_ids(ids: Sequence[str]) -> Ids:
-    """An object array of ids (numpy would otherwise make fixed-width strings)."""
-    out = np.empty(len(ids), dtype=object)
-    out[:] = list(ids)
-    return out

@@ -136,15 +136,18 @@ def _echo_cost(cost: dict[str, Any]) -> None:
 def stats_cmd(state: CliState, cost: bool, since: str | None, as_json: bool) -> None:
     """Count memories per level and category; show protection and database size.
 
-    Also the lifecycle metrics of spec 004: memory_compression_rate, the share of the
-    non-protected memories at Level 2 or lower (summarised, keywords or archived), and
-    memory_archive_count, the archived memories; each level's share of the non-protected
+    Also the lifecycle metrics of spec 004: memory_compression_rate, (original size −
+    compressed size) / original size in UTF-8 bytes of text over the memories compressed now
+    (null before any compression), and memory_archive_count, the archived memories; each
+    level's share of the non-protected
     memories against its target (compression.level1_ratio ...), and where the nightly batch
     stands: its last day, when it last ran and whether it is overdue.
 
     With --cost, also the tokens used by LLM and embedding providers and what they cost
     at the configured prices, per purpose as in the spec's cost table.
     """
+    from kioku.core.lifecycle.metrics import compression_stats
+    from kioku.core.lifecycle.plan import archive_share
     from kioku.service.schedule import batch_status
     from kioku.service.simulate import count_levels
 
@@ -156,12 +159,15 @@ def stats_cmd(state: CliState, cost: bool, since: str | None, as_json: bool) -> 
         by_level = count_levels(kioku.store, kioku.user_id, kioku.agent_id)
         batch = batch_status(kioku)
         compression = kioku.config.compression
+        kioku_config = kioku.config
+        squeezed = compression_stats(kioku.lifecycle_log(events=["compress", "delete"]))
     s = stats.store
+    rate = squeezed.rate
     targets = {
         1: compression.level1_ratio,
         2: compression.level2_ratio,
         3: compression.level3_ratio,
-        4: compression.delete_ratio,
+        4: archive_share(kioku_config),
     }
     data: dict[str, Any] = {
         "total": s.total,
@@ -175,8 +181,14 @@ def stats_cmd(state: CliState, cost: bool, since: str | None, as_json: bool) -> 
         "database": {"path": str(db_path) if db_path else None, "size_bytes": s.size_bytes},
         "user_id": stats.user_id,
         "agent_id": stats.agent_id,
-        "memory_compression_rate": round(by_level.compression_rate, 4),
+        "memory_compression_rate": None if rate is None else round(rate, 4),
         "memory_archive_count": s.archived,
+        "compression": {
+            "memories": squeezed.memories,
+            "original_bytes": squeezed.original_bytes,
+            "compressed_bytes": squeezed.compressed_bytes,
+            "unknown_size": squeezed.unknown,
+        },
         "non_protected": by_level.total_free,
         "levels": {
             str(level): {
@@ -216,10 +228,16 @@ def _echo_lifecycle(data: dict[str, Any]) -> None:
     enforced = data["non_protected"] >= data["ratio_min_memories"]
     note = "" if enforced else f"; enforced from {data['ratio_min_memories']}"
     click.echo(f"shares      {shares}  (of {data['non_protected']} non-protected{note})")
+    squeezed, rate = data["compression"], data["memory_compression_rate"]
+    if rate is None:
+        text = "nothing compressed yet (memory_compression_rate)"
+    else:
+        text = (
+            f"{rate:.1%} smaller (memory_compression_rate): {squeezed['memories']} memories, "
+            f"{squeezed['original_bytes']:,} → {squeezed['compressed_bytes']:,} bytes"
+        )
     click.echo(
-        f"compressed  {data['memory_compression_rate']:.1%} at Level 2 or lower "
-        f"(memory_compression_rate); {data['memory_archive_count']} archived "
-        "(memory_archive_count)"
+        f"compressed  {text}; {data['memory_archive_count']} archived (memory_archive_count)"
     )
     b = data["batch"]
     if b["last_day"] is None:
@@ -251,6 +269,10 @@ def _mode_problem(path: Path, allowed: int) -> str | None:
 def doctor_cmd(state: CliState, as_json: bool) -> None:
     """Check the configuration, file permissions, schema version and database integrity.
 
+    Also the Claude Code side: transcripts waiting in the inbox, captured sessions that could
+    not be ingested (the dead-letter file; `kioku ingest --retry` replays them), and whether
+    the installed hooks can still run.
+
     The vector cache files beside the database are checked too (permissions and checksums).
     Exits 0 when everything is ok, 1 when a problem is found.
     """
@@ -278,7 +300,10 @@ def doctor_cmd(state: CliState, as_json: bool) -> None:
             try:
                 with state.open() as kioku:
                     report = kioku.check()
+                    held = kioku.store.stats(None, None).total
                 schema = report.schema_version
+                # Not a problem, but said: an empty store may be one that was just wiped.
+                add("memories", True, f"{held} in the store (every user and agent)")
                 add(
                     "schema",
                     report.schema_version == report.expected_schema_version,
@@ -291,47 +316,65 @@ def doctor_cmd(state: CliState, as_json: bool) -> None:
                 )
             except KiokuError as err:
                 add("database", False, str(err))
+        from kioku.service.hook_doctor import hook_checks
+
+        for name, passed, detail in hook_checks(home, os.environ, Path.cwd()):
+            add(name, passed, detail)
     ok = all(c["ok"] for c in checks)
     if as_json:
         echo_json({"ok": ok, "home": str(home), "schema_version": schema, "checks": checks})
     else:
         for c in checks:
             click.echo(f"{'ok     ' if c['ok'] else 'PROBLEM'}  {c['name']:<10} {c['detail']}")
-        click.echo("all checks passed" if ok else "problems found")
+        empty = any(c["name"] == "memories" and c["detail"].startswith("0 ") for c in checks)
+        verdict = "all checks passed" + (" (the store holds no memories)" if empty else "")
+        click.echo(verdict if ok else "problems found")
     if not ok:
         raise click.exceptions.Exit(1)
 
 
 @click.command("backup")
-@click.argument("path", type=click.Path(path_type=Path))
-@click.option("--force", is_flag=True, help="Overwrite PATH if it exists.")
+@click.argument("path", type=click.Path(path_type=str))
+@click.option("--force", is_flag=True, help="Replace PATH if it exists (when the copy is done).")
 @json_option
 @click.pass_obj
-def backup_cmd(state: CliState, path: Path, force: bool, as_json: bool) -> None:
+def backup_cmd(state: CliState, path: str, force: bool, as_json: bool) -> None:
     """Write a consistent copy of the database to PATH, safe while others write.
 
-    If PATH is a directory the copy is named memories-YYYYMMDD-HHMMSS.db inside it.
+    PATH is a new file, or an existing directory (or a path ending in /) to put the copy in
+    as memories-YYYYMMDD-HHMMSS.db. The directory must exist. The copy is written to a
+    temporary file beside PATH and renamed when complete and checked, so an existing PATH
+    (replaced only with --force) is never lost midway; it is owner-only (0600). PATH may
+    never be the store itself or any file kioku keeps in the home (refused, exit 2).
+
+    Each backup is recorded in the store (path, time, which memories it holds) so that
+    `kioku forget` and `kioku erase` can name the backups that still hold what they erase.
     Restore by stopping kioku and copying the file back to the home's memories.db.
     """
+    from kioku.service.backups import resolve_target
+
     with state.open() as kioku:
-        target = path.expanduser()
-        if target.is_dir():
-            stamp = kioku.clock.now().strftime("%Y%m%d-%H%M%S")
-            target = target / f"memories-{stamp}.db"
-        if target.exists():
-            if not force:
-                raise click.BadParameter(
-                    f"{target} already exists; choose another path or pass --force",
-                    param_hint="PATH",
-                )
-            target.unlink()
-        kioku.backup(target)
-        count = kioku.count()
+        target = resolve_target(
+            path,
+            home=kioku.home or state.home,
+            db=kioku.db_path or state.home / DB_FILENAME,
+            config=kioku.loaded_config.path if kioku.loaded_config else None,
+            now=kioku.clock.now(),
+            overwrite=force,
+        )
+        record = kioku.backup(target, overwrite=force)
     size = target.stat().st_size
     if as_json:
-        echo_json({"path": str(target), "size_bytes": size, "memories": count})
+        echo_json(
+            {
+                "path": str(target),
+                "size_bytes": size,
+                "memories": record.memories,
+                "manifest_seq": record.seq,
+            }
+        )
     else:
-        click.echo(f"backed up {count} memories to {target} ({_human_size(size)})")
+        click.echo(f"backed up {record.memories} memories to {target} ({_human_size(size)})")
 
 
 COMMANDS = [init_cmd, stats_cmd, doctor_cmd, backup_cmd]

@@ -71,6 +71,10 @@ def echo_shares(
             click.echo(f"  L{level}  {count:>7}  {share:6.1%}  ({target})")
 
 
+def _warn(message: str) -> None:
+    click.echo(f"kioku: warning: {message}", err=True)
+
+
 def _next_batch(report: BatchReport, hour: int, like: Any) -> str | None:
     from kioku.core.lifecycle.days import batch_moment
 
@@ -81,11 +85,24 @@ def _next_batch(report: BatchReport, hour: int, like: Any) -> str | None:
 
 
 @click.command("batch")
-@click.option("--now", "now", metavar="ISO", help="Run as of this time instead of now (ISO 8601).")
+@click.option(
+    "--now",
+    "now",
+    metavar="ISO",
+    help="Run as of this time instead of now (ISO 8601); more than a day ahead needs --force.",
+)
+@click.option("--force", is_flag=True, help="Allow --now more than a day ahead of the clock.")
+@click.option(
+    "--auto",
+    is_flag=True,
+    help="Run as the scheduler does: catch up at most batch.max_auto_catch_up_days days.",
+)
 @click.option("--dry-run", is_flag=True, help="Plan the next due day and write nothing.")
 @json_option
 @click.pass_obj
-def batch_cmd(state: CliState, now: str | None, dry_run: bool, as_json: bool) -> None:
+def batch_cmd(
+    state: CliState, now: str | None, force: bool, auto: bool, dry_run: bool, as_json: bool
+) -> None:
     """Run the nightly batch: every day due since the last one, oldest first.
 
     Each day, as spec 000 lays it out: recalled memories are reinforced and the others age a
@@ -97,10 +114,15 @@ def batch_cmd(state: CliState, now: str | None, dry_run: bool, as_json: bool) ->
 
     Schedule it with `kioku schedule install`. When it has not run for
     compression.interval_hours, other commands start it in the background (set
-    KIOKU_NO_AUTO_BATCH=1 to turn that off). See docs/batch.md.
+    KIOKU_NO_AUTO_BATCH=1 to turn that off). Those automatic batches run with --auto: they
+    catch up at most batch.max_auto_catch_up_days days and say how to apply the rest. A
+    clock before the last batch day changes nothing. See docs/batch.md.
     """
-    with state.open() as kioku:
+    from kioku.service.batch import check_ahead
+
+    with state.open(on_warning=_warn) as kioku:
         moment = parse_time_option(now, kioku.clock.tz, "--now") or kioku.clock.now()
+        check_ahead(moment, kioku.clock.now(), force)
         show = not as_json and sys.stderr.isatty()
         with click.progressbar(length=1, label="batch", file=sys.stderr, hidden=not show) as bar:
 
@@ -109,7 +131,7 @@ def batch_cmd(state: CliState, now: str | None, dry_run: bool, as_json: bool) ->
                 bar.label = label
                 bar.update(done - bar.pos)
 
-            report = kioku.batch(now=moment, dry_run=dry_run, progress=progress)
+            report = kioku.batch(now=moment, dry_run=dry_run, progress=progress, auto=auto)
             bar.update((bar.length or 1) - bar.pos)
         compression = kioku.config.compression
         from kioku.core.lifecycle.plan import ratio_targets
@@ -119,6 +141,9 @@ def batch_cmd(state: CliState, now: str | None, dry_run: bool, as_json: bool) ->
         home = kioku.home
     if as_json:
         echo_json({**report.to_dict(), "next_batch_at": next_at})
+        return
+    if report.status == "clock_behind":
+        click.echo(f"nothing done: the clock is before the last batch day ({report.last_day})")
         return
     if report.status == "already_running":
         click.echo(f"a batch is already running for {home}; nothing to do")

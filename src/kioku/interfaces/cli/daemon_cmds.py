@@ -68,11 +68,17 @@ def stop_cmd(state: CliState, as_json: bool) -> None:
     """Stop the daemon for this home (nothing if none runs)."""
     from kioku.service import daemon
 
-    stopped = daemon.stop(state.home)
+    pid = daemon.stop(state.home)
     deadline = time.monotonic() + 10
-    while stopped and time.monotonic() < deadline and daemon.status(state.home)["running"]:
+    while pid is not None and time.monotonic() < deadline and daemon.status(state.home)["running"]:
         time.sleep(0.05)
-    _show(state, as_json, {"stopped": stopped})
+    if pid is None or as_json:
+        _show(state, as_json, {"stopped": pid is not None, "stopped_pid": pid})
+    elif daemon.status(state.home)["running"]:
+        click.echo(f"asked the daemon (pid {pid}) to stop; it still answers", err=True)
+        raise click.exceptions.Exit(1)
+    else:
+        click.echo(f"stopped the daemon (pid {pid})")
 
 
 @daemon_group.command("status")

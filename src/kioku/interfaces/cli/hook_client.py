@@ -26,6 +26,9 @@ _AFTER_FIRST = 2.0  # seconds to wait for the rest once the first bytes arrived
 _SETTLE = 0.05  # stdin quiet this long without EOF: check whether the JSON is whole
 _ANSWER_TIMEOUT = 20.0
 _REQUEST = b"HOOK user-prompt-submit\n"
+#: The most input a hook reads (``kioku.service.hook_common.MAX_INPUT_BYTES``); past it the
+#: rest is read and dropped, and the full hook reports the input as too large.
+_MAX_INPUT = 4 << 20
 
 _OPEN, _CLOSE, _QUOTE, _BACKSLASH = 0x7B, 0x7D, 0x22, 0x5C
 
@@ -72,7 +75,7 @@ def _read_stdin() -> bytes:
         wait = min(left, _SETTLE) if data else left
         ready, _, _ = select.select([fd], [], [], wait)
         if not ready:
-            if not data or payload_complete(data):
+            if not data or (len(data) <= _MAX_INPUT and payload_complete(data)):
                 return data
             continue
         chunk = os.read(fd, 65536)
@@ -80,7 +83,8 @@ def _read_stdin() -> bytes:
             return data
         if not data:
             deadline = min(deadline, time.monotonic() + _AFTER_FIRST)
-        data += chunk
+        if len(data) <= _MAX_INPUT:
+            data += chunk[: _MAX_INPUT + 1 - len(data)]
 
 
 def _home(argv: list[str]) -> str | None:
@@ -138,6 +142,8 @@ def try_daemon(argv: list[str]) -> tuple[bool, bytes | None]:
     if not os.path.exists(path):
         return False, None
     raw = _read_stdin()
+    if len(raw) > _MAX_INPUT:
+        return False, raw  # the full hook says that the input is too large
     answer = _ask(path, raw)
     if answer is None:
         return False, raw

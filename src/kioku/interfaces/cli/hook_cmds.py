@@ -83,7 +83,7 @@ def drain_command(state: CliState, as_json: bool) -> None:
     else:
         click.echo(
             f"ingested {report.ingested} transcript(s), {report.added} new memories; "
-            f"{report.failed} failed, {report.dropped} dropped"
+            f"{report.failed} failed, {report.dead} moved to the dead-letter file"
         )
 
 

@@ -13,13 +13,16 @@ from kioku.interfaces.cli.state import CliState
 from kioku.service.claude_settings import (
     SCOPES,
     SettingsChange,
+    command_problem,
     hook_command,
     install_hooks,
+    installed_commands,
+    load_settings,
     settings_path,
     uninstall_hooks,
 )
 from kioku.service.home import resolve_home
-from kioku.service.hooks import EVENTS
+from kioku.service.hook_common import EVENTS
 
 __all__ = ["COMMANDS", "hooks_group"]
 
@@ -53,12 +56,39 @@ def _home_option(state: CliState) -> Path | None:
     return None if home == default else home
 
 
-def _report(change: SettingsChange, *, dry_run: bool, as_json: bool, verb: str) -> None:
+def _broken(path: Path, commands: dict[str, str]) -> dict[str, str]:
+    """The installed hook commands of ours that cannot run and that ``commands`` changes:
+    event → the problem (checked before the file is touched)."""
+    problems: dict[str, str] = {}
+    checked: dict[str, str | None] = {}
+    for event, old in installed_commands(load_settings(path)).items():
+        for command in old:
+            if command == commands.get(event):
+                continue
+            if command not in checked:
+                checked[command] = command_problem(command)
+            if checked[command] is not None:
+                problems[event] = f"the installed command could not run: {checked[command]}"
+    return problems
+
+
+def _report(
+    change: SettingsChange,
+    *,
+    dry_run: bool,
+    as_json: bool,
+    verb: str,
+    broken: dict[str, str] | None = None,
+) -> None:
     if as_json:
-        click.echo(json.dumps(change.to_dict(dry_run=dry_run), ensure_ascii=False, indent=2))
+        data = change.to_dict(dry_run=dry_run)
+        if broken is not None:
+            data["broken"] = broken
+        click.echo(json.dumps(data, ensure_ascii=False, indent=2))
         return
     for event, action in change.actions.items():
-        click.echo(f"{event:<17} {action}")
+        note = f" ({broken[event]})" if broken and event in broken else ""
+        click.echo(f"{event:<17} {action}{note}")
     if not change.changed:
         click.echo(f"{change.path}: nothing to change")
     elif dry_run:
@@ -77,7 +107,10 @@ def install_command(state: CliState, scope: str, dry_run: bool, as_json: bool) -
     """Add kioku's hooks to Claude Code's settings.json (running it again changes nothing).
 
     Each hook runs this Python with kioku's entry point and `hook EVENT` (and --home when
-    the home is not ~/.kioku), so it works without `kioku` on PATH.
+    the home is not ~/.kioku), so it works without `kioku` on PATH. Should that Python go
+    away (a deleted or recreated virtual environment), the hook prints one line saying to run
+    this command again and the conversation goes on; installed commands that can no longer
+    run are named when this command replaces them, and `kioku doctor` finds them.
     """
     home = _home_option(state)
     commands = {
@@ -92,8 +125,9 @@ def install_command(state: CliState, scope: str, dry_run: bool, as_json: bool) -
         for event, name in EVENTS.items()
     }
     path = settings_path(scope, os.environ, Path.cwd())
+    broken = _broken(path, commands)
     change = install_hooks(path, commands, dry_run=dry_run)
-    _report(change, dry_run=dry_run, as_json=as_json, verb="updated")
+    _report(change, dry_run=dry_run, as_json=as_json, verb="updated", broken=broken)
 
 
 @hooks_group.command("uninstall")

@@ -12,6 +12,7 @@ from kioku.interfaces.cli.render import echo_json
 from kioku.interfaces.cli.state import CliState
 
 if TYPE_CHECKING:
+    from kioku.service.kioku import Kioku
     from kioku.service.transcripts import IngestResult
 
 __all__ = ["COMMANDS"]
@@ -63,6 +64,12 @@ def _unreadable(path: Path, exc: OSError) -> str:
     metavar="[DIR]",
     help="Also every transcript DIR/*/*.jsonl (default DIR ~/.claude/projects).",
 )
+@click.option(
+    "--retry",
+    is_flag=True,
+    help="Also ingest again the captured sessions the hooks could not store "
+    "(HOME/inbox.dead.jsonl); each leaves that file once stored.",
+)
 @json_option
 @click.pass_obj
 def ingest_cmd(
@@ -70,6 +77,7 @@ def ingest_cmd(
     paths: tuple[Path, ...],
     session_id: str | None,
     claude_projects: str | None,
+    retry: bool,
     as_json: bool,
 ) -> None:
     """Remember the conversation turns of Claude Code session transcripts (JSONL).
@@ -80,7 +88,8 @@ def ingest_cmd(
     that was continued counts. Turns already stored are recognised by their source id
     (session id and turn id), so a transcript can be ingested again as it grows.
 
-    Unreadable lines are skipped and reported. Exit 1 when a file cannot be read.
+    Unreadable lines are skipped and reported. Exit 1 when a file cannot be read, or when
+    --retry leaves captured sessions that still fail (`kioku doctor` shows them).
     """
     from kioku.service.transcripts import (
         default_claude_projects,
@@ -88,8 +97,8 @@ def ingest_cmd(
         ingest_transcript,
     )
 
-    if not paths and claude_projects is None:
-        raise click.UsageError("give a transcript PATH or --claude-projects [DIR]")
+    if not paths and claude_projects is None and not retry:
+        raise click.UsageError("give a transcript PATH, --claude-projects [DIR] or --retry")
     files = list(paths)
     errors: list[str] = []
     if claude_projects is not None:
@@ -107,6 +116,10 @@ def ingest_cmd(
             files.extend(found)
     if session_id is not None and len(files) > 1:
         raise click.UsageError("--session-id names the session of one transcript; give one PATH")
+    if session_id is not None:
+        from kioku.core.validate import check_provenance_id
+
+        check_provenance_id("--session-id", session_id)  # before anything is written
 
     results: list[IngestResult] = []
     failed: list[dict[str, str]] = []
@@ -125,6 +138,7 @@ def ingest_cmd(
                 results.append(result)
                 if not as_json and not show:
                     click.echo(_describe(result))
+        retried = _retry(state, kioku, errors, as_json) if retry else None
     if show:
         for result in results:
             click.echo(_describe(result))
@@ -138,10 +152,11 @@ def ingest_cmd(
                 "files": [_result_dict(r) for r in results] + failed,
                 **totals,
                 "errors": errors,
+                **({"retry": retried} if retried is not None else {}),
             }
         )
     else:
-        if len(results) != 1 or errors:
+        if (len(results) != 1 or errors) and (results or not retry):
             click.echo(
                 f"ingested {len(results)} transcript(s): added {totals['added']}, "
                 f"{totals['already']} already stored, "
@@ -151,6 +166,21 @@ def ingest_cmd(
             click.echo(f"kioku: error: {error}", err=True)
     if errors:
         raise click.exceptions.Exit(1)
+
+
+def _retry(state: CliState, kioku: Kioku, errors: list[str], as_json: bool) -> dict[str, Any]:
+    """Replay the dead-letter file; what was done (failures are added to ``errors``)."""
+    from kioku.service.inbox import retry_dead
+
+    report = retry_dead(state.home, kioku)
+    errors.extend(report.errors)
+    if not as_json:
+        left = f"; {report.left} still failing" if report.left else ""
+        click.echo(
+            f"retried {report.ingested + report.left} captured session(s): "
+            f"{report.ingested} stored, {report.added} new memories{left}"
+        )
+    return {"ingested": report.ingested, "added": report.added, "left": report.left}
 
 
 COMMANDS = [ingest_cmd]

@@ -10,20 +10,33 @@ from typing import IO, Any
 import click
 
 from kioku.core.timefmt import parse_ts
+from kioku.core.validate import EARLIEST, LATEST
 
 __all__ = ["parse_time_option", "read_jsonl"]
 
 
 def parse_time_option(value: str | None, tz: tzinfo, param_hint: str) -> datetime | None:
-    """An ISO 8601 option value (no offset = local time); a clear usage error otherwise."""
+    """An ISO 8601 option value (no offset = local time) from 1970 to 8999; a clear usage
+    error otherwise."""
     if value is None:
         return None
+    if not isinstance(value, str):
+        raise click.BadParameter(
+            f"{value!r} is not a timestamp string; use e.g. 2025-01-15T14:30:52+09:00",
+            param_hint=param_hint,
+        )
     try:
-        return parse_ts(value, tz)
+        moment = parse_ts(value, tz)
     except ValueError as exc:
         raise click.BadParameter(
             f"{exc}; use e.g. 2025-01-15T14:30:52+09:00", param_hint=param_hint
         ) from None
+    if not EARLIEST <= moment < LATEST:
+        raise click.BadParameter(
+            f"{value!r} is out of range: give a time from 1970-01-01T00:00:00Z to 8999-12-31",
+            param_hint=param_hint,
+        )
+    return moment
 
 
 def read_jsonl(

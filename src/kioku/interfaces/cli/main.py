@@ -15,9 +15,11 @@ from kioku.interfaces.cli import (
     batch_cmds,
     context_cmds,
     daemon_cmds,
+    erase_cmds,
     hook_cmds,
     hooks_install_cmds,
     ingest_cmds,
+    maintenance_cmds,
     memory_cmds,
     recall_cmds,
     schedule_cmds,
@@ -95,6 +97,8 @@ for _command in [
     *schedule_cmds.COMMANDS,
     *hook_cmds.COMMANDS,
     *hooks_install_cmds.COMMANDS,
+    *erase_cmds.COMMANDS,
+    *maintenance_cmds.COMMANDS,
     config_group,
 ]:
     cli.add_command(_command)

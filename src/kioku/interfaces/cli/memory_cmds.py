@@ -9,7 +9,7 @@ from kioku.core.serialize import explanation_to_dict, memory_to_dict
 from kioku.core.timefmt import format_ts
 from kioku.errors import ValidationError
 from kioku.interfaces.cli.inputs import parse_time_option
-from kioku.interfaces.cli.render import echo_json, excerpt, table
+from kioku.interfaces.cli.render import echo_json, excerpt, plain, table
 from kioku.interfaces.cli.state import CliState
 
 __all__ = ["COMMANDS"]
@@ -23,6 +23,8 @@ _FLAG_OF = {
     "keywords": "--keywords",
     "trigger": "--trigger",
     "content": "--content",
+    "at": "--at",
+    "session_id": "--session",
 }
 
 json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
@@ -40,6 +42,8 @@ def _with_flag_hint(err: ValidationError) -> ValidationError:
     flag = _FLAG_OF.get(err.field)
     if flag and not err.hint:
         err.hint = f"fix the value of {flag}"
+    elif flag and flag not in (err.hint or ""):
+        err.hint = f"{err.hint} ({flag})"
     return err
 
 
@@ -212,7 +216,7 @@ def show_cmd(state: CliState, memory_id: str, as_json: bool) -> None:
             shown = f"{value:.4f}".rstrip("0").rstrip(".")
         else:
             shown = value
-        click.echo(f"{key:<{key_width}}  {'-' if shown in (None, '') else shown}")
+        click.echo(f"{key:<{key_width}}  {'-' if shown in (None, '') else plain(shown)}")
     click.echo("")
     click.echo("retention")
     click.echo(
@@ -231,6 +235,8 @@ def show_cmd(state: CliState, memory_id: str, as_json: bool) -> None:
             f"at the batch of {step['at'][:10]} (score ≤ {step['score_at_or_below']:g})"
         )
     click.echo(f"  note        {retention['note']}")
+    if retention["referenced_by"]:
+        click.echo(f"  linked from {', '.join(retention['referenced_by'])}")
     if retention["projection"]:
         click.echo("")
         click.echo("if never recalled, at the end of each month (score, level)")
@@ -273,13 +279,22 @@ unprotect_cmd = _simple(
 @json_option
 @click.pass_obj
 def forget_cmd(state: CliState, memory_id: str, force: bool, as_json: bool) -> None:
-    """Erase a memory completely, with every relation to or from it."""
+    """Erase a memory, with every relation to or from it, its vector and index entries.
+
+    Its source ids are kept as tombstones (keyed digests), so importing or ingesting the same
+    turn again never stores it again; the erasure is recorded in the audit log (no text).
+    The store's files are scrubbed: see docs/privacy.md for what that guarantees. Backups
+    made with `kioku backup` that still hold the memory are listed: kioku cannot erase them.
+    """
+    from kioku.interfaces.cli.erase_cmds import echo_erasure
+
     with state.open() as kioku:
-        memory = kioku.forget(memory_id, force=force)
+        report = kioku.erase(memory_id, force=force)
     if as_json:
-        echo_json({"forgotten": memory.id})
+        echo_json({"forgotten": memory_id, **report.to_dict()})
     else:
-        click.echo(f"forgot {memory.id}")
+        click.echo(f"forgot {memory_id}")
+        echo_erasure(report)
 
 
 COMMANDS = [add_cmd, list_cmd, show_cmd, protect_cmd, unprotect_cmd, forget_cmd]

@@ -8,6 +8,7 @@ from typing import IO, Any
 
 import click
 
+from kioku.core.sanitize import for_terminal
 from kioku.core.serialize import memory_to_dict
 from kioku.errors import KiokuError
 from kioku.interfaces.cli.inputs import parse_time_option, read_jsonl
@@ -26,6 +27,7 @@ def _warn(message: str) -> None:
 
 def _components(item: Recalled) -> dict[str, Any]:
     return {
+        "coverage": round(item.coverage, 6),
         "similarity": round(item.similarity, 6),
         "lexical": round(item.lexical, 6),
         "context": round(item.context, 6),
@@ -58,6 +60,8 @@ def _item(item: Recalled, *, full: bool) -> dict[str, Any]:
 def _result_json(result: RecallResult, *, full: bool) -> dict[str, Any]:
     return {
         "query": result.query,
+        "min_relevance": result.floor,
+        "unknown_names": list(result.unknown_names),
         "results": [_item(i, full=full) for i in result.items],
         "block": result.block,
     }
@@ -90,9 +94,16 @@ def recall_cmd(
 ) -> None:
     """Find the memories that matter for QUERY and print the <memories> block.
 
-    Ranked by the spec's priority: retention × relevance × (1 + 0.1·recall_count) plus
-    emotional resonance with the session's current emotion. Recalled memories are marked
-    for reinforcement; archived ones are asked to be revived at the next batch.
+    A memory qualifies only by its relevance to QUERY: the share of the query's terms it
+    holds, weighted by how rare each is, at least [retrieval] min_relevance; and when QUERY
+    names people, places or things, at least one of them must be known to some memory
+    ([retrieval] require_known_names). The turns around
+    a qualified memory and its related memories come along with it. Qualified memories are
+    ranked by the spec's priority: retention × relevance × (1 + 0.1·recall_count) plus
+    emotional resonance with the session's current emotion, which can reorder them but never
+    let an unrelated memory in; a query about nothing remembered prints nothing. Recalled
+    memories are marked for reinforcement; archived ones are asked to be revived at the
+    next batch.
     """
     if (query is None) == (queries is None):
         raise click.UsageError("give either a QUERY or --queries FILE")
@@ -134,12 +145,27 @@ def recall_cmd(
         return
     if not result.items:
         click.echo("no memories recalled", err=True)
+        if explain and result.unknown_names:
+            names = ", ".join(for_terminal(n) for n in result.unknown_names)
+            click.echo(
+                f"the query names {names}, and no memory mentions any of them "
+                "([retrieval] require_known_names)",
+                err=True,
+            )
+        elif explain:
+            click.echo(
+                f"nothing holds enough of the query: a memory needs COVER ≥ "
+                f"{result.floor:g} ([retrieval] min_relevance)",
+                err=True,
+            )
         return
     click.echo(result.block)
     if explain:
         rows = [
             [
-                i.memory.id + (" (archived)" if i.archived else "") + (" ←rel" if i.via else ""),
+                i.memory.id + (" (archived)" if i.archived else ""),
+                _why(i, result.floor),
+                f"{i.coverage:.3f}",
                 f"{i.similarity:.3f}",
                 f"{i.lexical:.3f}",
                 f"{i.context:.3f}",
@@ -158,6 +184,8 @@ def recall_cmd(
             table(
                 [
                     "ID",
+                    "WHY",
+                    "COVER",
                     "SIM",
                     "LEX",
                     "CTX",
@@ -173,60 +201,86 @@ def recall_cmd(
             )
         )
         click.echo(
+            f"WHY: match = COVER ≥ {result.floor:g} ([retrieval] min_relevance), the share of "
+            "the query's terms the memory holds, weighted by rarity; context = a turn next to "
+            "a match; relation = related to a match. Only a match qualifies a memory."
+        )
+        click.echo(
             "REL = min(1, match of SIM and LEX + CTX) × recency × category; "
             "BASE = RETENTION × REL × RECALL×; FINAL = BASE + RESON·α·RET"
         )
 
 
+def _why(item: Recalled, floor: float) -> str:
+    """Why a memory was recalled: it matches the query, or it came with one that does."""
+    if item.via is not None:
+        return item.via
+    return "match" if item.coverage >= floor else "-"
+
+
 @click.command("import")
-@click.argument("source", type=click.File("r", encoding="utf-8", errors="replace"))
+@click.argument("source", type=click.File("rb"))
+@click.option(
+    "--skip-invalid",
+    is_flag=True,
+    help="Import the valid lines and list the invalid ones (default: import nothing then).",
+)
 @json_option
 @click.pass_obj
-def import_cmd(state: CliState, source: IO[str], as_json: bool) -> None:
+def import_cmd(state: CliState, source: IO[bytes], skip_invalid: bool, as_json: bool) -> None:
     """Remember one conversation turn per line of SOURCE (a JSONL file, or - for stdin).
 
     Each line: {"user": ..., "assistant": ..., "at": ISO, "session": ID, "source_id": ID}
-    (only "user" is required). Lines whose source_id is already stored are skipped, so an
-    import can be repeated or resumed safely.
+    (only "user" is required; "at" without an offset is local time, from 1970 to a day
+    ahead). Lines whose source_id is already stored are skipped, so an import can be
+    repeated or resumed safely; a turn already stored as it is counts as a duplicate.
+
+    The whole file is checked first. If a line is invalid nothing is imported: every
+    invalid line is listed with its number and exit status is 2. With --skip-invalid the
+    valid lines are imported and the invalid ones listed (on stderr, and in --json).
     """
-    lines = [line for line in source if line.strip()]
-    imported = skipped = 0
-    errors: list[str] = []
+    from kioku.service.imports import import_turns, read_import
+
+    data = source.read()
     with state.open(on_warning=_warn) as kioku:
-        known = kioku.known_source_ids()
-        show = not as_json and sys.stderr.isatty()
-        with click.progressbar(lines, label="importing", file=sys.stderr, hidden=not show) as bar:
-            for number, line in enumerate(bar, start=1):
-                try:
-                    record = json.loads(line)
-                    if not isinstance(record, dict) or not isinstance(record.get("user"), str):
-                        raise ValueError('an object with a "user" string is required')
-                    source_id = record.get("source_id")
-                    if source_id is not None and str(source_id) in known:
-                        skipped += 1
-                        continue
-                    at = parse_time_option(record.get("at"), kioku.clock.tz, f"line {number}")
-                    kioku.remember_turn(
-                        record["user"],
-                        str(record.get("assistant") or ""),
-                        at=at,
-                        session_id=record.get("session"),
-                        source_ids=[str(source_id)] if source_id is not None else [],
-                        source_timestamps=[at] if at is not None else [],
-                    )
-                    if source_id is not None:
-                        known.add(str(source_id))
-                    imported += 1
-                except (ValueError, KiokuError, click.BadParameter) as exc:
-                    errors.append(f"line {number}: {exc}")
+        plan = read_import(data, tz=kioku.clock.tz, now=kioku.clock.now())
+        invalid = [{"line": i.line, "error": i.error} for i in plan.invalid]
+        refused = bool(invalid) and not skip_invalid
+        if refused:
+            state.opened = False  # nothing was written: no reason to start a batch
+            imported = skipped = duplicates = 0
+        else:
+            result = import_turns(kioku, plan.turns)
+            imported, skipped, duplicates = result.imported, result.skipped, result.duplicates
     if as_json:
-        echo_json({"imported": imported, "skipped": skipped, "errors": errors})
-    else:
-        click.echo(f"imported {imported}, skipped {skipped} already stored, {len(errors)} error(s)")
-        for error in errors[:20]:
-            click.echo(f"  {error}", err=True)
-    if errors:
-        raise click.exceptions.Exit(1)
+        echo_json(
+            {
+                "imported": imported,
+                "skipped": skipped,
+                "duplicates": duplicates,
+                "invalid": invalid,
+                "errors": [i["error"] for i in invalid],
+            }
+        )
+    elif not refused:
+        click.echo(
+            f"imported {imported}, skipped {skipped} already stored"
+            + (f", {duplicates} duplicate(s)" if duplicates else "")
+            + (f", {len(invalid)} invalid line(s) left out" if invalid else "")
+        )
+    shown = 50
+    for item in invalid[:shown]:
+        click.echo(f"kioku: {'warning' if skip_invalid else 'error'}: {item['error']}", err=True)
+    if len(invalid) > shown:
+        click.echo(f"kioku: ... and {len(invalid) - shown} more invalid line(s)", err=True)
+    if refused:
+        valid = len(plan.turns)
+        click.echo(
+            f"kioku: error: {len(invalid)} invalid line(s), nothing was imported; fix them, "
+            f"or pass --skip-invalid to import the {valid} valid line(s)",
+            err=True,
+        )
+        raise click.exceptions.Exit(2)
 
 
 @click.command("reembed")

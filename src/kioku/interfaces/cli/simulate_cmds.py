@@ -88,11 +88,11 @@ def _summary(result: Simulation, seed: int) -> None:
     click.echo(f"after the batch of {last.day}, of {c.total_free} non-protected memories:")
     for level in (1, 2, 3, 4):
         target = result.targets[level]
-        note = f"target ≤ {target:.0%}" if level < 4 else f"the rest; delete_ratio {target:.0%}"
+        note = f"target ≤ {target:.0%}" if level < 4 else f"the rest, {target:.0%}"
         click.echo(f"  L{level}  {c.free[level - 1]:>7}  {c.share(level):6.1%}  ({note})")
     click.echo(
         f"protected   {sum(c.protected)} ({c.protected[0]} at Level 1); "
-        f"compression rate {c.compression_rate:.1%}"
+        f"{c.compression_rate:.1%} at Level 2 or lower"
     )
     click.echo(
         f"transitions {total['compressed_1_2']} summarised, {total['compressed_2_3']} reduced to "

@@ -9,7 +9,7 @@ from typing import IO, Any
 import click
 
 from kioku.core.serialize import memory_to_dict
-from kioku.errors import KiokuError
+from kioku.errors import KiokuError, ValidationError
 from kioku.interfaces.cli.inputs import parse_time_option, read_jsonl
 from kioku.interfaces.cli.render import echo_json, excerpt
 from kioku.interfaces.cli.state import CliState
@@ -36,6 +36,10 @@ def analysis_to_dict(analysis: Analysis) -> dict[str, Any]:
         "analyzer": analysis.analyzer,
         "warnings": list(analysis.warnings),
     }
+
+
+#: The option of ``remember`` that gave each field the service checks.
+_TURN_FLAGS = {"user": "user", "assistant": "assistant", "at": "at", "session_id": "session"}
 
 
 def _warn(message: str) -> None:
@@ -68,19 +72,33 @@ def remember_cmd(
 ) -> None:
     """Analyse one conversation turn and store it as a memory.
 
+    A turn with no text (--user and --assistant both empty) is refused. The same turn
+    remembered again (same text, session and time within a minute) is not stored twice:
+    the memory stored before is printed, marked "already known".
+
     The configured analyzer (offline by default, or an LLM from [llm]) decides the
     emotion, category, keywords and protection. If an LLM provider fails, the offline
     analyzer stands in and a warning is printed: the turn is never lost.
     """
     with state.open(on_warning=_warn) as kioku:
         created = parse_time_option(at, kioku.clock.tz, "--at")
-        memory, analysis = kioku.remember_turn(
-            user_text, assistant_text, at=created, session_id=session_id
-        )
+        try:
+            remembered = kioku.remember_turn(
+                user_text, assistant_text, at=created, session_id=session_id
+            )
+        except ValidationError as err:
+            flag = _TURN_FLAGS.get(err.field)
+            if flag:
+                err.hint = f"{err.hint}; fix --{flag}" if err.hint else f"fix --{flag}"
+            raise
+    memory, analysis = remembered
     if as_json:
         data = memory_to_dict(memory)
         data["analysis"] = analysis_to_dict(analysis)
+        data["already_known"] = remembered.known
         echo_json(data)
+    elif remembered.known:
+        click.echo(f"{memory.id}  already known: this turn was stored before, not stored again")
     else:
         click.echo(f"{memory.id}  {_describe(analysis)}")
 

@@ -25,6 +25,7 @@ from .errors import (
     ProviderError,
     ProviderHTTPError,
     ProviderTimeoutError,
+    ProviderUnreachableError,
 )
 from .fallback import FallbackAnalyzer
 from .http import check_reachable as check_base_url
@@ -47,6 +48,7 @@ __all__ = [
     "ProviderError",
     "ProviderHTTPError",
     "ProviderTimeoutError",
+    "ProviderUnreachableError",
     "build_llm_analyzer",
     "check_base_url",
     "post_json",
@@ -136,8 +138,9 @@ def build_llm_analyzer(
 
     Checks, in order: the provider is known (``llm.provider``), a model is named when the
     provider has no default (``llm.model``), ``openai-compatible`` has a ``llm.base_url``, a
-    hosted provider has a key (``llm.api_key_env``), and — when ``check_reachable`` — something
-    listens at the configured or local ``base_url`` (``llm.base_url``). Hosted APIs at their
+    hosted provider has a key (``llm.api_key_env``: :class:`MissingKeyError`), and — when
+    ``check_reachable`` — something listens at the configured or local ``base_url``
+    (``llm.base_url``: :class:`ProviderUnreachableError`). Hosted APIs at their
     default URL are not contacted at start-up; when they fail later, the fallback stands in.
     """
     provider = _provider_of(config)

@@ -9,7 +9,7 @@ given before it builds one.
 
 from __future__ import annotations
 
-from kioku.errors import KiokuError
+from kioku.errors import ConfigError, KiokuError
 
 __all__ = [
     "MalformedOutputError",
@@ -17,6 +17,7 @@ __all__ = [
     "ProviderError",
     "ProviderHTTPError",
     "ProviderTimeoutError",
+    "ProviderUnreachableError",
 ]
 
 
@@ -57,3 +58,9 @@ class ProviderConnectionError(ProviderError):
 
 class MalformedOutputError(ProviderError):
     """The model's answer was not the JSON object asked for, even after one more request."""
+
+
+class ProviderUnreachableError(ConfigError):
+    """Nothing answers at a provider's URL when kioku starts (connection refused, unknown host,
+    no answer in time). A configuration error for commands that only talk to the provider; the
+    analyzer registry degrades to the offline analyzer instead, so no turn is lost."""

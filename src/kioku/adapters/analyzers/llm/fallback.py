@@ -3,8 +3,10 @@
 :class:`FallbackAnalyzer` asks the primary analyzer; when it raises a
 :class:`~kioku.adapters.analyzers.llm.errors.ProviderError` (HTTP failures after the retries, a
 timeout, malformed output after its one retry) the fallback (normally the offline analyzer)
-answers that call, a warning is added to ``Analysis.warnings`` and passed to ``warn``.
-Other exceptions are programming errors and propagate.
+answers that call and a warning is added to ``Analysis.warnings``. ``warn`` hears only the
+first failure of a run of failures (not one line per turn while a server is down); after a
+success the next failure is reported again. Other exceptions are programming errors and
+propagate.
 
 After ``trip_after`` provider failures in a row the primary is not asked for ``cooldown``
 seconds, so a session of fifty turns with the server down does not wait out fifty sets of
@@ -51,6 +53,7 @@ class FallbackAnalyzer:
         self._monotonic = monotonic
         self._lock = threading.Lock()
         self._failures = 0
+        self._failing = False  # a failure since the last success: ``warn`` was told
         self._paused_until: float | None = None
 
     @property
@@ -106,21 +109,21 @@ class FallbackAnalyzer:
             result = task(self._primary)
         except ProviderError as exc:
             warning = f"{self._primary.name} failed ({exc.reason}); {stand_in}"
-            tripped = False
             with self._lock:
+                first = not self._failing
+                self._failing = True
                 self._failures += 1
                 if self._failures >= self._trip_after:
                     self._failures = 0
                     self._paused_until = self._monotonic() + self._cooldown
-                    tripped = True
-            self._warn(warning)
-            if tripped:
-                self._warn(
-                    f"{self._primary.name} failed {self._trip_after} times in a row; "
-                    f"the {self._fallback.name} analyzer is used for the next "
-                    f"{self._cooldown:g} s"
-                )
+                    warning += (
+                        f"; after {self._trip_after} failures in a row the "
+                        f"{self._fallback.name} analyzer is used for the next {self._cooldown:g} s"
+                    )
+            if first:
+                self._warn(warning)
             return task(self._fallback), warning
         with self._lock:
             self._failures = 0
+            self._failing = False
         return result, None

@@ -29,7 +29,13 @@ from urllib.parse import urlsplit
 
 from kioku.errors import ConfigError
 
-from .errors import ProviderConnectionError, ProviderError, ProviderHTTPError, ProviderTimeoutError
+from .errors import (
+    ProviderConnectionError,
+    ProviderError,
+    ProviderHTTPError,
+    ProviderTimeoutError,
+    ProviderUnreachableError,
+)
 
 __all__ = [
     "HttpTarget",
@@ -342,8 +348,9 @@ def post_json(
 
 
 def check_reachable(base_url: str, timeout: float, *, setting: str = "llm.base_url") -> None:
-    """Connect to the host and port of ``base_url`` once; :class:`ConfigError` naming ``setting``
-    when the URL is invalid or nothing answers there (used at start-up)."""
+    """Connect to the host and port of ``base_url`` once (used at start-up): a
+    :class:`ConfigError` naming ``setting`` when the URL is invalid, a
+    :class:`ProviderUnreachableError` (a ConfigError too) when nothing answers there."""
     try:
         target = parse_target(base_url)
     except ValueError as exc:
@@ -353,7 +360,7 @@ def check_reachable(base_url: str, timeout: float, *, setting: str = "llm.base_u
     try:
         socket.create_connection((target.host, target.port), timeout=timeout).close()
     except OSError as exc:
-        raise ConfigError(
+        raise ProviderUnreachableError(
             setting,
             target.safe_url,
             "the URL of a running server",

@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
-from kioku.errors import StoreCorruptError, StoreError, StoreLockedError
+from kioku.errors import StoreCorruptError, StoreError, StoreLockedError, ValidationError
 
 __all__ = [
     "OWNER_ONLY_DIR",
@@ -25,6 +25,7 @@ __all__ = [
     "create_owner_only",
     "is_busy",
     "is_corrupt",
+    "not_utf8",
     "translate",
     "translating",
 ]
@@ -116,13 +117,30 @@ def translate(exc: sqlite3.Error, path: Path) -> StoreError:
     return StoreError(f"database error on {path} ({detail})")
 
 
+def not_utf8(exc: UnicodeEncodeError) -> ValidationError:
+    """The error for text SQLite cannot take: it holds a lone surrogate, which is how Python
+    shows a byte that is not UTF-8 (in a command-line argument, say)."""
+    value = exc.object if isinstance(exc.object, str) else ""
+    shown = value if len(value) <= 80 else value[:79] + "…"
+    bad = value[exc.start : exc.start + 1]
+    return ValidationError(
+        "value",
+        shown,
+        "UTF-8 text",
+        hint=f"it holds {bad!r}, a byte that is not UTF-8; give the value as UTF-8 text",
+    )
+
+
 @contextmanager
 def translating(path: Path) -> Iterator[None]:
-    """Re-raise any sqlite3 error inside the block as a kioku StoreError."""
+    """Re-raise any sqlite3 error inside the block as a kioku StoreError, and text that is not
+    UTF-8 as a ValidationError (nothing of it was written)."""
     try:
         yield
     except sqlite3.Error as exc:
         raise translate(exc, path) from exc
+    except UnicodeEncodeError as exc:
+        raise not_utf8(exc) from None
 
 
 def create_owner_only(path: Path) -> None:
@@ -186,7 +204,8 @@ def connect(path: Path, busy_timeout_ms: int) -> sqlite3.Connection:
                     conn.row_factory = sqlite3.Row
                     conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
                     conn.execute("PRAGMA foreign_keys = ON")
-                    # Erased memories are overwritten on disk, not just unlinked.
+                    # Freed cells and pages are zeroed, not left in the free list; the
+                    # rest of erasure (index segments, the -wal) is in .erasure.
                     conn.execute("PRAGMA secure_delete = ON")
                     _enable_wal(conn, path)
                     conn.execute("PRAGMA synchronous = NORMAL")

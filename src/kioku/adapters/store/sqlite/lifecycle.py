@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 import numpy.typing as npt
 
+from kioku.adapters.store.sqlite.queries import sql_int
 from kioku.core.timefmt import format_ts, parse_ts
 
 # The store imports this module when it opens: the batch's types are imported where they are
@@ -284,7 +285,7 @@ def read_log(
             "level_before, level_after, score_before, score_after, details FROM lifecycle_log"
             f"{where} ORDER BY seq DESC LIMIT ?) ORDER BY seq"
         )
-        params.append(limit)
+        params.append(sql_int(limit))
     else:
         sql = (
             "SELECT seq, event_at, batch_day, memory_id, user_id, agent_id, event, level_before, "

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import secrets
 import sqlite3
 import stat
 from contextlib import closing, suppress
@@ -149,35 +148,49 @@ def _refuse_existing(target: Path) -> None:
         )
 
 
-def _verify_copy(copy: Path) -> None:
+def _verify_copy(copy: Path) -> list[tuple[str, str]]:
+    """Check the copy; ``(memory id, user id)`` of every memory it holds."""
+    from kioku.adapters.store.sqlite.erasure import backup_held
+
     with closing(sqlite3.connect(str(copy), isolation_level=None)) as check:
         messages = [str(row[0]) for row in check.execute("PRAGMA integrity_check")]
         # A backup is one self-contained file: no -wal needed to read it.
         check.execute("PRAGMA journal_mode = DELETE")
+        held = backup_held(check) if messages == ["ok"] else []
     if messages != ["ok"]:
         raise StoreError(
             f"the backup copy failed its integrity check: {'; '.join(messages[:_SHOWN])}",
             hint="run `kioku doctor` on the store, then try the backup again",
         )
+    return held
 
 
-def backup_into(conn: sqlite3.Connection, source: Path, target: Path) -> None:
+def backup_into(
+    conn: sqlite3.Connection, source: Path, target: Path, *, overwrite: bool = False
+) -> list[tuple[str, str]]:
     """Write a consistent snapshot of ``conn``'s database to ``target`` (mode 0o600).
 
-    ``VACUUM INTO`` reads one snapshot, so other processes can keep writing meanwhile.
-    The copy goes to a temporary file next to ``target``, is checked, then renamed.
+    ``VACUUM INTO`` reads one snapshot, so other processes can keep writing meanwhile. The
+    copy goes to a temporary file in ``target``'s directory (which must exist), is checked,
+    then renamed over ``target`` (only with ``overwrite`` when it exists): an existing file is
+    never lost before the new copy is complete. Returns ``(memory id, user id)`` of every
+    memory the copy holds.
     """
-    _refuse_existing(target)
+    if not overwrite:
+        _refuse_existing(target)
+    if not target.parent.is_dir():
+        raise StoreError(
+            f"the backup directory {target.parent} does not exist",
+            hint="create it first (kioku does not create directories for a backup)",
+        )
     try:
-        if not target.parent.exists():
-            target.parent.mkdir(mode=OWNER_ONLY_DIR, parents=True, exist_ok=True)
-        temp = target.with_name(f".{target.name}.{secrets.token_hex(4)}.tmp")
+        temp = target.with_name(f".{target.name}.{os.urandom(4).hex()}.tmp")
         # VACUUM INTO accepts an empty file: creating it first fixes its mode at 0o600.
         os.close(os.open(temp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, OWNER_ONLY_FILE))
     except OSError as exc:
         raise StoreError(
             f"cannot create the backup file next to {target} ({exc.strerror or exc})",
-            hint="check that the backup directory exists and is writable by you",
+            hint="check that the backup directory is writable by you",
         ) from exc
     try:
         try:
@@ -185,11 +198,12 @@ def backup_into(conn: sqlite3.Connection, source: Path, target: Path) -> None:
         except sqlite3.Error as exc:
             raise translate(exc, source) from exc
         try:
-            _verify_copy(temp)
+            held = _verify_copy(temp)
         except sqlite3.Error as exc:
             raise translate(exc, target) from exc
         os.chmod(temp, OWNER_ONLY_FILE)
-        _refuse_existing(target)
+        if not overwrite:
+            _refuse_existing(target)
         os.replace(temp, target)
     except OSError as exc:
         raise StoreError(
@@ -201,6 +215,8 @@ def backup_into(conn: sqlite3.Connection, source: Path, target: Path) -> None:
             temp,
             temp.with_name(temp.name + "-wal"),
             temp.with_name(temp.name + "-shm"),
+            temp.with_name(temp.name + "-journal"),
         ):
             with suppress(OSError):
                 leftover.unlink()
+    return held

@@ -12,7 +12,10 @@ recognised as version 1. Version 2 adds scope, provenance, embedding metadata an
 ``relations`` table (see :mod:`kioku.adapters.store.sqlite.schema_v2`). Version 3 adds the
 ``usage`` table of provider token counts. Version 4 adds ``memories_fts``, the FTS5 index
 of lexical search, filled from the existing memories (see
-:mod:`kioku.adapters.store.sqlite.search`).
+:mod:`kioku.adapters.store.sqlite.search`). Version 5 adds the lifecycle log. Version 6 adds
+erasure's tombstones, its append-only audit log and the backups manifest (see
+:mod:`kioku.adapters.store.sqlite.erasure`). Version 7 indexes every memory's terms again:
+Japanese proper nouns (people, places, names: 田中, 東京) are lexical terms from then on.
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
-from kioku.adapters.store.sqlite import schema_v2, search, usage
+from kioku.adapters.store.sqlite import erasure, schema_v2, search, usage
 from kioku.adapters.store.sqlite.connection import is_busy, is_corrupt
 from kioku.core.timefmt import format_ts
 from kioku.errors import KiokuError, StoreError
@@ -128,6 +131,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(3, "token_usage", (_sql_step(*usage.CREATE_USAGE),)),
     Migration(4, "lexical_index", (search.create_index, search.backfill)),
     Migration(5, "lifecycle_log", (_create_lifecycle_log,)),
+    Migration(6, "erasure", (_sql_step(*erasure.CREATE_ERASURE), erasure.create_key)),
+    Migration(7, "lexical_proper_nouns", (search.backfill,)),
 )
 
 #: The schema version this code writes and expects.

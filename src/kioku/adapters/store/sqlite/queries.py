@@ -31,6 +31,7 @@ __all__ = [
     "keyset_clause",
     "order_clause",
     "placeholders",
+    "sql_int",
     "where_clause",
 ]
 
@@ -209,6 +210,16 @@ def keyset_clause(order: Order) -> tuple[str, str]:
     """``(key column, condition)`` that selects the rows after a given ``(key, id)``."""
     column, _, comparison = _ORDER[Order(order)]
     return column, f"({column}, id) {comparison} (?, ?)"
+
+
+#: The largest integer SQLite holds; Python's ints go past it.
+SQL_INT_MAX: Final = 2**63 - 1
+
+
+def sql_int(value: int) -> int:
+    """A limit or offset as SQLite can take it: capped at SQL_INT_MAX, which means the same
+    (no table holds that many rows)."""
+    return min(value, SQL_INT_MAX)
 
 
 def check_page(limit: int | None, offset: int) -> None:

@@ -43,6 +43,9 @@ __all__ = [
     "backfill",
     "consistency_problems",
     "create_index",
+    "documents",
+    "indexed_terms",
+    "known",
     "match_for",
     "plan",
     "put_many",
@@ -310,6 +313,61 @@ def plan(
     width = _SLOTS * budget // used
     start = _home_slot(match) % (_SLOTS - width + 1)
     return LexicalQuery(match, (start, start + width - 1))
+
+
+def documents(conn: sqlite3.Connection, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+    """About how many memories the store holds (its largest rowid) and how many hold each
+    of ``terms`` (the first of them, as :func:`plan` takes), counted as :func:`plan` counts."""
+    unique = list(dict.fromkeys(t for t in terms if t.strip()))[:_MAX_TERMS]
+    memories = _memories(conn)
+    if not unique:
+        return memories, {}
+    budget = scaled_budget(conn, POSTINGS_BUDGET, memories)
+    probe = memories > PROBE_FROM_MEMORIES
+    conn.execute(_VOCAB)
+    return memories, {term: _documents(conn, term, budget, probe) for term in unique}
+
+
+_KNOWN: Final = (
+    "SELECT 1 FROM memories_fts CROSS JOIN memories AS m ON m.id = memories_fts.memory_id "
+    "WHERE memories_fts MATCH ?{scope} LIMIT 1"
+)
+
+
+def known(
+    conn: sqlite3.Connection, terms: Sequence[str], scope: str, params: Sequence[object]
+) -> frozenset[str]:
+    """Which of ``terms`` a memory within ``scope`` (a condition on ``memories``) is indexed
+    under. A term no memory holds is answered by the vocabulary, without a search."""
+    unique = list(dict.fromkeys(t.lower() for t in terms if t.strip()))[:_MAX_TERMS]
+    if not unique:
+        return frozenset()
+    conn.execute(_VOCAB)
+    found: set[str] = set()
+    for term in unique:
+        held = conn.execute(
+            "SELECT 1 FROM temp.memories_fts_vocab WHERE term = ?", (term,)
+        ).fetchone()
+        if held is None and _ONE_TOKEN.fullmatch(term):
+            continue
+        sql = _KNOWN.format(scope=scope)
+        if conn.execute(sql, (_quote(term), *params)).fetchone() is not None:
+            found.add(term)
+    return frozenset(found)
+
+
+def indexed_terms(conn: sqlite3.Connection, memory_ids: Iterable[str]) -> dict[str, frozenset[str]]:
+    """The terms each memory is indexed under, read from its slots (a few rows each)."""
+    found: dict[str, frozenset[str]] = {}
+    for memory_id in dict.fromkeys(memory_ids):
+        home = _home_slot(memory_id)
+        row = conn.execute(
+            "SELECT terms FROM memories_fts WHERE rowid BETWEEN ? AND ? AND memory_id = ?",
+            (home, home + _PROBE - 1, memory_id),
+        ).fetchone()
+        if row is not None:
+            found[memory_id] = frozenset(str(row[0]).lower().split())
+    return found
 
 
 def match_for(

@@ -37,12 +37,20 @@ from kioku.adapters.store.sqlite.queries import (
     keyset_clause,
     order_clause,
     placeholders,
+    sql_int,
     where_clause,
 )
 from kioku.adapters.store.sqlite.vector_layout import cache_dir, file_name
 from kioku.adapters.store.sqlite.vector_version import embedding_models, read_version
 from kioku.core.model import Memory, Valence
 from kioku.errors import StoreError, ValidationError
+from kioku.ports.erasure import (
+    AuditEntry,
+    BackupRecord,
+    ScrubReport,
+    Tombstones,
+    keyed_digest,
+)
 from kioku.ports.store import (
     IntegrityReport,
     MemoryFilter,
@@ -72,6 +80,7 @@ class SqliteStore:
 
     def __init__(self, path: Path, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
         self._path = Path(path)
+        self._busy_timeout_ms = busy_timeout_ms
         self._lock = threading.RLock()
         self._depth = 0
         # model -> the vectors of that model (None: it has none) as of a vectors_version.
@@ -320,11 +329,11 @@ class SqliteStore:
     def list(self, flt: MemoryFilter) -> list[Memory]:
         check_page(flt.limit, flt.offset)
         where, params = where_clause(flt)
-        limit = -1 if flt.limit is None else flt.limit
+        limit = -1 if flt.limit is None else sql_int(flt.limit)
         with self._reading() as conn:
             found = conn.execute(
                 f"{SELECT_MEMORIES}{where}{order_clause(flt.order)} LIMIT ? OFFSET ?",
-                (*params, limit, flt.offset),
+                (*params, limit, sql_int(flt.offset)),
             ).fetchall()
             return rows.decode_rows(conn, found)
 
@@ -338,7 +347,7 @@ class SqliteStore:
         key, after_clause = keyset_clause(flt.order)
         order = order_clause(flt.order)
         remaining = flt.limit
-        offset = flt.offset
+        offset = sql_int(flt.offset)
         after: tuple[object, str] | None = None
         while remaining is None or remaining > 0:
             size = batch_size if remaining is None else min(batch_size, remaining)
@@ -389,6 +398,20 @@ class SqliteStore:
         with self._reading() as conn:
             query = search.plan(conn, terms)
             return search.search(conn, query, scope, params, limit) if query else []
+
+    def term_documents(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        with self._reading() as conn:
+            return search.documents(conn, terms)
+
+    def known_terms(self, terms: Sequence[str], flt: MemoryFilter) -> frozenset[str]:
+        where, params = where_clause(_scope_only(flt))
+        scope = " AND " + where.removeprefix(" WHERE ") if where else ""
+        with self._reading() as conn:
+            return search.known(conn, terms, scope, params)
+
+    def indexed_terms(self, memory_ids: Sequence[str]) -> dict[str, frozenset[str]]:
+        with self._reading() as conn:
+            return search.indexed_terms(conn, memory_ids)
 
     def vector_search(
         self, model: str, query: Sequence[float], flt: MemoryFilter, limit: int
@@ -542,15 +565,121 @@ class SqliteStore:
             details={**report.details, **details},
         )
 
-    def backup(self, target: Path) -> None:
+    def backup(self, target: Path, *, overwrite: bool = False) -> BackupRecord:
+        """Copy the store to ``target`` and record in the backups manifest what it holds."""
+        from kioku.adapters.store.sqlite import erasure, maintenance
+
+        with self._lock:
+            self._outside_atomic("a backup")
+            held = maintenance.backup_into(
+                self._connection(), self._path, Path(target), overwrite=overwrite
+            )
+            with self._writing() as conn:
+                return erasure.record_backup(
+                    conn, str(Path(target).resolve()), erasure.utc_now(), held
+                )
+
+    # -- erasure (schema version 6) -----------------------------------------------------
+
+    def _outside_atomic(self, what: str) -> None:
+        if self._depth > 0:
+            raise StoreError(f"{what} cannot run inside atomic()", hint="call it outside")
+
+    def delete_many(self, memory_ids: Sequence[str]) -> int:
+        from kioku.adapters.store.sqlite import writes
+
+        with self._writing() as conn:
+            deleted = sum(writes.delete_memory(conn, i) for i in dict.fromkeys(memory_ids))
+        if deleted:
+            self._vector_files.remove()
+        return deleted
+
+    def tombstones(self) -> Tombstones:
+        from kioku.adapters.store.sqlite import erasure
+
+        with self._reading() as conn:
+            return Tombstones(erasure.read_key(conn), erasure.tombstone_digests(conn))
+
+    def add_tombstones(self, source_ids: Sequence[str], at: datetime) -> int:
+        from kioku.adapters.store.sqlite import erasure
+
+        with self._writing() as conn:
+            return erasure.add_tombstones(conn, source_ids, at)
+
+    def secret_digest(self, text: str) -> str:
+        from kioku.adapters.store.sqlite import erasure
+
+        with self._reading() as conn:
+            return keyed_digest(erasure.read_key(conn), text)
+
+    def append_audit(
+        self, at: datetime, action: str, subject: str, items: int, details: dict[str, object]
+    ) -> int:
+        from kioku.adapters.store.sqlite import erasure
+
+        with self._writing() as conn:
+            return erasure.append_audit(conn, at, action, subject, items, details)
+
+    def read_audit(self, limit: int | None = None) -> builtins.list[AuditEntry]:
+        from kioku.adapters.store.sqlite import erasure
+
+        with self._reading() as conn:
+            return erasure.read_audit(conn, limit)
+
+    def backups(self) -> builtins.list[BackupRecord]:
+        from kioku.adapters.store.sqlite import erasure
+
+        with self._reading() as conn:
+            return erasure.list_backups(conn)
+
+    def backups_containing(self, memory_ids: Sequence[str]) -> builtins.list[BackupRecord]:
+        from kioku.adapters.store.sqlite import erasure
+
+        with self._reading() as conn:
+            return erasure.backups_containing(conn, memory_ids)
+
+    def delete_log(self, user_id: str) -> int:
+        with self._writing() as conn:
+            return conn.execute("DELETE FROM lifecycle_log WHERE user_id = ?", (user_id,)).rowcount
+
+    def delete_state(self, prefix: str) -> int:
+        with self._writing() as conn:
+            return conn.execute(
+                "DELETE FROM state WHERE substr(key, 1, length(?)) = ?", (prefix, prefix)
+            ).rowcount
+
+    def scrub(self) -> ScrubReport:
+        """After an erasure: merge the lexical index, then truncate the write-ahead log."""
+        from kioku.adapters.store.sqlite import erasure
+
+        with self._lock:
+            self._outside_atomic("scrubbing")
+            with self._writing() as conn:
+                erasure.merge_index(conn)
+            with translating(self._path):
+                truncated, detail = erasure.checkpoint_truncate(
+                    self._connection(), self._busy_timeout_ms
+                )
+            self._vector_files.remove()
+        return ScrubReport(
+            index_merged=True,
+            wal_truncated=truncated,
+            wal_detail=detail,
+            vector_files_removed=True,
+        )
+
+    def vacuum(self) -> tuple[int, int, ScrubReport]:
+        """Merge the index, rebuild the file without free pages, truncate the log: the
+        sizes in bytes (database plus log) before and after."""
         from kioku.adapters.store.sqlite import maintenance
 
         with self._lock:
-            if self._depth > 0:
-                raise StoreError(
-                    "a backup cannot run inside atomic()", hint="call backup() outside it"
-                )
-            maintenance.backup_into(self._connection(), self._path, Path(target))
+            self._outside_atomic("vacuum")
+            before = maintenance.size_bytes(self._path)
+            with translating(self._path):
+                self._connection().execute("VACUUM")
+            report = self.scrub()
+            return before, maintenance.size_bytes(self._path), report
 
 
 def _scope_only(flt: MemoryFilter) -> MemoryFilter:

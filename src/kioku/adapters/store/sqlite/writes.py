@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from kioku.adapters.store.sqlite import rows, search, vector_version
+from kioku.adapters.store.sqlite import erasure, rows, search, vector_version
 from kioku.adapters.store.sqlite.codec import encode_memory
 from kioku.adapters.store.sqlite.queries import INSERT_MEMORY, PATCH_RELATIONS, PATCH_WHITELIST
 from kioku.core.model import Memory, Relation
@@ -36,6 +36,8 @@ class Inserts:
 
     def run(self, conn: sqlite3.Connection) -> None:
         rows.refuse_taken_ids(conn, [memory.id for memory in self.memories])
+        # A turn erased on purpose is never stored again, whoever asks (see .erasure).
+        erasure.refuse_erased(conn, [s for memory in self.memories for s in memory.source_ids])
         for memory, values in zip(self.memories, self.values, strict=True):
             try:
                 conn.execute(INSERT_MEMORY, values)

@@ -1,0 +1,116 @@
+"""Store upkeep: compacting (vacuum) and salvaging a damaged store (recover)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from kioku.interfaces.cli.render import echo_json, table
+from kioku.interfaces.cli.state import CliState
+
+__all__ = ["COMMANDS"]
+
+json_option = click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+
+
+def _size(size: int) -> str:
+    return f"{size / 1024:.1f} KB" if size < 1024 * 1024 else f"{size / 1024 / 1024:.1f} MB"
+
+
+@click.command("vacuum")
+@json_option
+@click.pass_obj
+def vacuum_cmd(state: CliState, as_json: bool) -> None:
+    """Compact the store: rebuild the database without free pages (VACUUM), merge the
+    lexical index, and checkpoint and truncate the write-ahead log.
+
+    Safe while other kioku processes have the store open; it waits for their writes. Also
+    finishes the scrubbing of an erasure that another process's read held up.
+    """
+    with state.open() as kioku:
+        before, after, scrub = kioku.store.vacuum()
+    if as_json:
+        echo_json(
+            {
+                "size_before": before,
+                "size_after": after,
+                "index_merged": scrub.index_merged,
+                "wal_truncated": scrub.wal_truncated,
+                "wal_detail": scrub.wal_detail,
+            }
+        )
+        return
+    click.echo(f"vacuumed: {_size(before)} -> {_size(after)} (database and write-ahead log)")
+    if not scrub.wal_truncated:
+        click.echo(
+            f"warning: the write-ahead log was not truncated ({scrub.wal_detail}); retry later",
+            err=True,
+        )
+
+
+@click.command("recover")
+@click.argument("source", metavar="SRC_OR_HOME", type=click.Path(path_type=Path))
+@click.option(
+    "--to",
+    "target",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="The NEW database file to write (must not exist).",
+)
+@json_option
+def recover_cmd(source: Path, target: Path, as_json: bool) -> None:
+    """Salvage what can be read of a damaged store into a new file.
+
+    SRC_OR_HOME is a damaged memories.db or the home holding it; it is never modified (the
+    salvage reads a copy). Each of kioku's tables is read row by row, skipping damaged
+    pages; the lexical index is rebuilt. The new file passes SQLite's integrity check and
+    opens as a kioku store: check it with `kioku --home DIR doctor` after moving it to a
+    home's memories.db. Exits 0 when everything was saved, 1 when rows were lost.
+    """
+    from kioku.service.backups import recover
+
+    report = recover(source, target)
+    rows = [
+        {
+            "table": t.table,
+            "saved": t.saved,
+            "dropped": t.dropped,
+            "unreadable_ranges": t.unreadable,
+            "in_source": t.total_in_source,
+        }
+        for t in report.tables
+    ]
+    if as_json:
+        echo_json(
+            {
+                "source": str(report.source),
+                "target": str(report.target),
+                "source_schema_version": report.source_version,
+                "complete": report.complete,
+                "tables": rows,
+            }
+        )
+    else:
+        click.echo(
+            table(
+                ["TABLE", "SAVED", "DROPPED", "UNREADABLE RANGES", "IN SOURCE"],
+                [
+                    [
+                        str(r["table"]),
+                        str(r["saved"]),
+                        str(r["dropped"]),
+                        str(r["unreadable_ranges"]),
+                        "?" if r["in_source"] is None else str(r["in_source"]),
+                    ]
+                    for r in rows
+                ],
+            )
+        )
+        verdict = "everything readable was saved" if report.complete else "some rows were lost"
+        click.echo(f"salvaged into {report.target}: {verdict}")
+    if not report.complete:
+        raise click.exceptions.Exit(1)
+
+
+COMMANDS = [vacuum_cmd, recover_cmd]

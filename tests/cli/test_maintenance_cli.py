@@ -1,0 +1,85 @@
+"""``kioku vacuum`` and ``kioku recover`` as a user runs them."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+from tests.cli.conftest import Run, run_kioku
+
+
+def _stock(kioku: Run, count: int) -> None:
+    for n in range(count):
+        done = kioku(
+            "add", "--trigger", f"maintenance memory {n} " + "filler words " * 40,
+            "--content", "c " * 100, "--intensity", "40", "--category", "work",
+        )  # fmt: skip
+        assert done.code == 0, done.err
+
+
+def test_vacuum_reports_sizes_and_truncates_the_log(kioku: Run, home: Path) -> None:
+    _stock(kioku, 20)
+    listed = kioku("list", "--json").json()
+    for memory in listed[:15]:
+        assert kioku("forget", memory["id"]).code == 0
+    done = kioku("vacuum", "--json")
+    assert done.code == 0, done.err
+    report = done.json()
+    assert report["size_after"] < report["size_before"]
+    assert report["wal_truncated"] is True
+    assert not (home / "memories.db-wal").exists() or (home / "memories.db-wal").stat().st_size == 0
+    text = kioku("vacuum")
+    assert text.code == 0
+    assert text.out.startswith("vacuumed: ")
+    assert kioku("doctor").code == 0
+
+
+def test_recover_a_home_into_a_new_file(kioku: Run, home: Path, tmp_path: Path) -> None:
+    _stock(kioku, 5)
+    target = tmp_path / "saved.db"
+    done = run_kioku("recover", str(home), "--to", str(target), "--json")
+    assert done.code == 0, done.err
+    report = done.json()
+    assert report["complete"] is True
+    assert {t["table"]: t["saved"] for t in report["tables"]}["memories"] == 5
+    fresh = tmp_path / "fresh"
+    fresh.mkdir(mode=0o700)
+    target.rename(fresh / "memories.db")
+    assert len(run_kioku("--home", str(fresh), "list", "--json").json()) == 5
+    assert run_kioku("--home", str(fresh), "doctor").code == 0
+    again = run_kioku("recover", str(home), "--to", str(fresh / "memories.db"))
+    assert again.code == 2
+    assert "already exists" in again.err
+    missing = run_kioku("recover", str(tmp_path / "nowhere"), "--to", str(tmp_path / "x.db"))
+    assert missing.code == 2
+
+
+def test_recover_a_damaged_file_says_what_was_lost(kioku: Run, home: Path, tmp_path: Path) -> None:
+    _stock(kioku, 60)
+    db = home / "memories.db"
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        page = int(conn.execute("PRAGMA page_size").fetchone()[0])
+        leaves = [
+            int(r[0])
+            for r in conn.execute(
+                "SELECT pageno FROM dbstat WHERE name = 'memories' AND pagetype = 'leaf' "
+                "ORDER BY pageno"
+            )
+        ]
+    damaged = tmp_path / "damaged.db"
+    damaged.write_bytes(db.read_bytes())
+    with open(damaged, "r+b") as file:
+        file.seek((leaves[len(leaves) // 2] - 1) * page)
+        file.write(b"\x00\xff" * (page // 2))
+    before = hashlib.sha256(damaged.read_bytes()).hexdigest()
+    done = run_kioku("recover", str(damaged), "--to", str(tmp_path / "saved.db"))
+    assert done.code == 1, done.err
+    assert "some rows were lost" in done.out
+    assert hashlib.sha256(damaged.read_bytes()).hexdigest() == before
+    with closing(sqlite3.connect(tmp_path / "saved.db")) as conn:
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        saved = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
+    assert 0 < saved < 60

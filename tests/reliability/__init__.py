@@ -1,0 +1,1 @@
+"""Reliability: concurrent processes on one home, and SIGKILL at random moments."""

@@ -1,0 +1,226 @@
+"""SIGKILL at random moments of ``kioku batch`` while 20 daily batches catch up.
+
+A 10,000-memory store is copied twice. The reference copy runs the 20 days one at a time
+without interruption, and its level counts and lifecycle log are kept after every day. The
+other copy is caught up by ``kioku batch --now`` processes, each killed with SIGKILL a random
+delay (from a seeded RNG) after it has committed its first day, so kills land inside a day's
+work. After every kill the store passes ``PRAGMA integrity_check`` and is exactly the
+reference as of its last applied day: the same lifecycle log rows (none of the next day) and
+the same count of memories per level, so a day is either fully applied or not at all. A final
+run finishes the catch-up, and the store then equals the reference row for row (memories,
+numbers, texts, relations, log); ``kioku doctor``, ``kioku stats`` and ``kioku log`` agree.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import signal
+import sqlite3
+import sys
+import time
+from collections.abc import Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import numpy as np
+import pytest
+
+from kioku import Kioku
+from kioku.adapters.clock import FixedClock
+from kioku.core.model import Embedding, Level, Memory, Valence
+from kioku.core.retention import decay_coefficient, level_for_score
+from kioku.service.batch import LAST_DAY_KEY
+from tests.cli.conftest import run_kioku
+from tests.reliability.support import (
+    integrity,
+    kioku_argv,
+    level_counts,
+    scale,
+    start,
+    state_value,
+)
+
+TZ = ZoneInfo("Asia/Tokyo")
+DAY0 = datetime(2026, 2, 1, 3, 0, tzinfo=TZ)
+DAYS = 20
+SIZE = 10_000
+KILLS = 6
+CATEGORIES = ("casual", "work", "decision", "emotional")
+WORDS = "deploy index query garden river coffee train exam concert travel rain budget".split()
+
+Rows = list[tuple[object, ...]]
+
+
+def build(home: Path) -> None:
+    """SIZE memories over the 100 days before DAY0 at their spec levels, then one batch."""
+    rng = random.Random(3)
+    np_rng = np.random.default_rng(3)
+    with Kioku.open(home, env={}, clock=FixedClock(DAY0)) as k:
+        cfg = k.config.retention
+        memories: list[Memory] = []
+        for i in range(SIZE):
+            created = DAY0 - timedelta(days=100) + timedelta(minutes=14.4 * i + 1)
+            category = rng.choice(CATEGORIES)
+            intensity = rng.randint(10, 100)
+            coefficient = decay_coefficient(
+                category, intensity, cfg.decay_by_category, cfg.base_decay_coefficient
+            )
+            days = (DAY0 - created).total_seconds() / 86400
+            score = intensity * coefficient**days
+            level = level_for_score(score, k.config.levels)
+            words = rng.sample(WORDS, 5)
+            vector = np_rng.standard_normal(64).astype(np.float32)
+            if i % 50 == 1:  # a near-duplicate of the one before, so links are made
+                last = memories[-1].embedding
+                assert last is not None
+                vector = np.asarray(last.vector, dtype=np.float32) + 0.01 * vector
+            memories.append(
+                Memory(
+                    id=f"mem_crash_{i:06d}",
+                    created=created,
+                    trigger=" ".join(words[:3]) + f" talk {i}",
+                    content="We went over the " + " and the ".join(words) + ".",
+                    emotional_intensity=intensity,
+                    emotional_valence=Valence.NEUTRAL,
+                    emotional_arousal=40,
+                    category=category,
+                    decay_coefficient=coefficient,
+                    memory_days=days,
+                    retention_score=score,
+                    current_level=min(level, Level.TRACE),
+                    recalled_since_last_batch=rng.random() < 0.02,
+                    protected=rng.random() < 0.002,
+                    embedding=Embedding(k.embedder.model_id, tuple(vector.tolist())),
+                )
+            )
+        k.store.add_many(memories)
+        k.batch(now=DAY0)  # settle: thresholds and ratios once, before the measured days
+        assert k.store.get_state(LAST_DAY_KEY) == DAY0.date().isoformat()
+
+
+def _log(db: Path) -> Rows:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(
+            "SELECT batch_day, event, memory_id, level_before, level_after, score_before, "
+            "score_after, details FROM lifecycle_log ORDER BY batch_day, event, memory_id, details"
+        ).fetchall()
+
+
+def dump(db: Path) -> tuple[Rows, Rows, Rows]:
+    """Every memory's state, the relations and the lifecycle log, in a stable order."""
+    with sqlite3.connect(db) as conn:
+        memories = conn.execute(
+            "SELECT id, memory_days, retention_score, decay_coefficient, recall_count, "
+            "current_level, trigger, content, archived_at, recalled_since_last_batch, "
+            "revival_requested, embedding FROM memories ORDER BY id"
+        ).fetchall()
+        relations = conn.execute(
+            "SELECT source_id, target_id, type FROM relations ORDER BY source_id, target_id"
+        ).fetchall()
+    return memories, relations, _log(db)
+
+
+def _reference(home: Path) -> dict[str, dict[int, int]]:
+    """Run the DAYS days one at a time; the level counts after each day, by day."""
+    levels = {DAY0.date().isoformat(): level_counts(home / "memories.db")}
+    for n in range(1, DAYS + 1):
+        moment = DAY0 + timedelta(days=n, hours=2)
+        with Kioku.open(home, env={}, clock=FixedClock(moment)) as k:
+            report = k.batch(now=moment)
+        assert [d.day for d in report.days] == [moment.date().isoformat()]
+        levels[moment.date().isoformat()] = level_counts(home / "memories.db")
+    return levels
+
+
+def _run_until_a_day_commits(home: Path, final: datetime, delay: float) -> bool:
+    """Start a catch-up; SIGKILL it ``delay`` seconds after its first day commits.
+
+    True if it was killed, False if it finished first.
+    """
+    db = home / "memories.db"
+    before = state_value(db, LAST_DAY_KEY)
+    proc = start(kioku_argv(home, "batch", "--now", final.isoformat(), "--json"))
+    while proc.poll() is None and state_value(db, LAST_DAY_KEY) == before:
+        time.sleep(0.02)
+    deadline = time.monotonic() + delay
+    while proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGKILL)
+        proc.communicate()
+        return True
+    _, err = proc.communicate()
+    assert proc.returncode == 0, err
+    return False
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
+def test_sigkill_during_batches_applies_each_day_whole_or_not_at_all(
+    tmp_path: Path, record_property: Callable[[str, object], None]
+) -> None:
+    base = tmp_path / "base"
+    build(base)
+    reference, killed = tmp_path / "reference", tmp_path / "killed"
+    shutil.copytree(base, reference)
+    shutil.copytree(base, killed)
+    levels = _reference(reference)
+    want = dump(reference / "memories.db")
+    final = DAY0 + timedelta(days=DAYS, hours=2)
+    last = final.date().isoformat()
+    db = killed / "memories.db"
+
+    rng = random.Random(11)
+    kills = finished_early = 0
+    days_at_kill: list[str] = []
+    for _ in range(KILLS * scale()):
+        if not _run_until_a_day_commits(killed, final, rng.uniform(0.0, 1.2)):
+            finished_early += 1
+            break
+        kills += 1
+        assert integrity(db) == "ok"
+        day = state_value(db, LAST_DAY_KEY)
+        assert day is not None
+        assert day in levels
+        days_at_kill.append(day)
+        assert _log(db) == [row for row in want[2] if str(row[0]) <= day], day
+        assert level_counts(db) == levels[day], day
+        if day == last:
+            break
+    assert kills >= 1
+
+    again = run_kioku("--home", str(killed), "batch", "--now", final.isoformat(), "--json")
+    assert again.code == 0, again.err
+    assert again.json()["status"] in ("done", "up_to_date")
+    assert state_value(db, LAST_DAY_KEY) == last
+    assert integrity(db) == "ok"
+    got = dump(db)
+    assert len(got[0]) == len(want[0]) == SIZE  # auto-delete is off: nothing erased
+    assert got[0] == want[0]
+    assert got[1] == want[1]
+    assert got[2] == want[2]
+    assert len({row[0] for row in got[2]}) >= DAYS
+
+    doctor = run_kioku("--home", str(killed), "doctor", "--json")
+    assert doctor.code == 0, doctor.out + doctor.err
+    stats = run_kioku("--home", str(killed), "stats", "--json")
+    assert stats.code == 0, stats.err
+    by_level = {int(level): n for level, n in stats.json()["by_level"].items()}
+    assert {level: n for level, n in by_level.items() if n} == levels[last]
+    logged = run_kioku("--home", str(killed), "log", "--all-scopes", "--limit", "1000000", "--json")
+    assert logged.code == 0, logged.err
+    assert len(logged.json()) == len(want[2])
+
+    record_property(
+        "reliability",
+        {
+            "memories": SIZE,
+            "days": DAYS,
+            "kills": kills,
+            "distinct last days at a kill": len(set(days_at_kill)),
+            "runs that finished before the kill": finished_early,
+            "lost": 0,
+            "duplicated": 0,
+        },
+    )
