@@ -154,6 +154,20 @@ def test_known_terms_are_those_of_the_scope(store: Store, make_memory: MakeMemor
     assert store.known_terms([], alice) == frozenset()
 
 
+def test_document_counts_follow_every_write(
+    store: Store, second_store: Store, make_memory: MakeMemory
+) -> None:
+    store.add(make_memory(content="kiwi smoothie"))
+    assert store.term_documents(["kiwi"])[1] == {"kiwi": 1}
+    store.search_lexical(["kiwi"], MemoryFilter(), 5)  # counts the terms for the search
+    store.add(make_memory(content="kiwi tart"))  # a write through this store
+    assert store.term_documents(["kiwi"])[1] == {"kiwi": 2}
+    store.search_lexical(["kiwi"], MemoryFilter(), 5)
+    second_store.add(make_memory(content="kiwi jam"))  # a write through another connection
+    assert store.term_documents(["kiwi"])[1] == {"kiwi": 3}
+    assert len(store.search_lexical(["kiwi"], MemoryFilter(), 5)) == 3
+
+
 def test_more_mentions_rank_higher(store: Store, make_memory: MakeMemory) -> None:
     once = make_memory(content="guitar lesson with a new teacher today")
     thrice = make_memory(content="guitar guitar guitar practice all evening")

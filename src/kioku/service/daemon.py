@@ -353,6 +353,12 @@ def serve(
     listener.settimeout(1.0)
     _write_pid(home / PID_NAME)
     try:
+        # A process that lives for many prompts searches the vector cache in memory with
+        # numpy; the numpy-free scan of the cache file is for a hook that answers one prompt
+        # and exits (see adapters/store/sqlite/vector_lite.py). Load numpy before the store
+        # is searched, or every search would scan the file.
+        import numpy  # noqa: F401
+
         server.kioku()  # warm up: open the store, load the embedder and the vector cache
         with contextlib.suppress(Exception):
             server.kioku().recall("warm up", mark=False)

@@ -23,7 +23,7 @@ import json
 import math
 import re
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -276,22 +276,31 @@ def scaled_budget(
 
 
 def plan(
-    conn: sqlite3.Connection, terms: Sequence[str], budget: int = POSTINGS_BUDGET
+    conn: sqlite3.Connection,
+    terms: Sequence[str],
+    budget: int = POSTINGS_BUDGET,
+    counted: tuple[int, Mapping[str, int]] | None = None,
 ) -> LexicalQuery | None:
     """The search for ``terms`` (any of them): rarest first within the store's share of
     ``budget`` postings (:func:`scaled_budget`), a sample of the rarest alone when it exceeds
     that, nothing when no term is indexed or the rarest is in more than MAX_TERM_DOCS
-    memories. Terms are quoted: nothing becomes FTS5 syntax."""
+    memories. Terms are quoted: nothing becomes FTS5 syntax. ``counted`` is what
+    :func:`documents` returned for the same terms in the same state, to count them once."""
     unique = list(dict.fromkeys(t for t in terms if t.strip()))[:_MAX_TERMS]
     if not unique:
         return None
-    memories = _memories(conn)
-    budget = scaled_budget(conn, budget, memories)
-    probe = memories > PROBE_FROM_MEMORIES
-    conn.execute(_VOCAB)
-    counts = [
-        (docs, term) for term in unique if (docs := _documents(conn, term, budget, probe)) > 0
-    ]
+    if counted is not None and budget == POSTINGS_BUDGET:
+        memories, known = counted
+        budget = scaled_budget(conn, budget, memories)
+        counts = [(docs, term) for term in unique if (docs := known.get(term, 0)) > 0]
+    else:
+        memories = _memories(conn)
+        budget = scaled_budget(conn, budget, memories)
+        probe = memories > PROBE_FROM_MEMORIES
+        conn.execute(_VOCAB)
+        counts = [
+            (docs, term) for term in unique if (docs := _documents(conn, term, budget, probe)) > 0
+        ]
     if not counts:
         return None
     counts.sort()
@@ -356,17 +365,29 @@ def known(
     return frozenset(found)
 
 
+#: Memories whose slots one query of :func:`indexed_terms` reads.
+_TERMS_CHUNK: Final = 200
+
+
 def indexed_terms(conn: sqlite3.Connection, memory_ids: Iterable[str]) -> dict[str, frozenset[str]]:
-    """The terms each memory is indexed under, read from its slots (a few rows each)."""
+    """The terms each memory is indexed under, read from its slots (a few rows each), for
+    many memories in one query."""
     found: dict[str, frozenset[str]] = {}
-    for memory_id in dict.fromkeys(memory_ids):
-        home = _home_slot(memory_id)
-        row = conn.execute(
-            "SELECT terms FROM memories_fts WHERE rowid BETWEEN ? AND ? AND memory_id = ?",
-            (home, home + _PROBE - 1, memory_id),
-        ).fetchone()
-        if row is not None:
-            found[memory_id] = frozenset(str(row[0]).lower().split())
+    wanted = list(dict.fromkeys(memory_ids))
+    for start in range(0, len(wanted), _TERMS_CHUNK):
+        chunk = wanted[start : start + _TERMS_CHUNK]
+        params: list[object] = []
+        for memory_id in chunk:
+            home = _home_slot(memory_id)
+            params += [memory_id, home, home + _PROBE - 1]
+        rows = ", ".join(["(?, ?, ?)"] * len(chunk))
+        sql = (
+            f"WITH wanted (id, low, high) AS (VALUES {rows}) "
+            "SELECT f.memory_id, f.terms FROM wanted CROSS JOIN memories_fts AS f "
+            "ON f.rowid BETWEEN wanted.low AND wanted.high AND f.memory_id = wanted.id"
+        )
+        for memory_id, terms in conn.execute(sql, params):
+            found[str(memory_id)] = frozenset(str(terms).lower().split())
     return found
 
 

@@ -86,6 +86,10 @@ class SqliteStore:
         # model -> the vectors of that model (None: it has none) as of a vectors_version.
         self._vectors: dict[str, tuple[int, vectors.ModelVectors | None]] = {}
         self._files: VectorFiles | None = None
+        # Commits made through this store, and the document counts of the last lexical
+        # search with the state they were counted in (see _counts).
+        self._commits = 0
+        self._counted: tuple[tuple[object, ...], tuple[int, dict[str, int]]] | None = None
         conn = connect(self._path, busy_timeout_ms)
         try:
             with translating(self._path):
@@ -188,6 +192,7 @@ class SqliteStore:
         try:
             with translating(self._path):
                 conn.execute("COMMIT" if depth == 0 else f"RELEASE {savepoint}")
+                self._commits += depth == 0
         except StoreError:
             self._undo(conn, depth, savepoint)
             raise
@@ -396,12 +401,25 @@ class SqliteStore:
         where, params = where_clause(_scope_only(flt))
         scope = " AND " + where.removeprefix(" WHERE ") if where else ""
         with self._reading() as conn:
-            query = search.plan(conn, terms)
+            query = search.plan(conn, terms, counted=self._counts(conn, terms))
             return search.search(conn, query, scope, params, limit) if query else []
 
     def term_documents(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         with self._reading() as conn:
-            return search.documents(conn, terms)
+            memories, documents = self._counts(conn, terms)
+            return memories, dict(documents)
+
+    def _counts(self, conn: sqlite3.Connection, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+        """:func:`search.documents` of ``terms``, counted once for a search and the coverage
+        that follows it: kept while no commit has changed the database since (``data_version``
+        sees other connections' commits, ``_commits`` this one's)."""
+        version = int(conn.execute("PRAGMA data_version").fetchone()[0])
+        key: tuple[object, ...] = (tuple(terms), version, self._commits)
+        if self._counted is not None and self._counted[0] == key:
+            return self._counted[1]
+        counts = search.documents(conn, terms)
+        self._counted = (key, counts)
+        return counts
 
     def known_terms(self, terms: Sequence[str], flt: MemoryFilter) -> frozenset[str]:
         where, params = where_clause(_scope_only(flt))
