@@ -39,8 +39,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from recall_scale import _JA, _words, fill
 
 from kioku import Kioku
-from kioku.service import daemon
-from kioku.service.claude_settings import ENTRY
+from kioku.interfaces.claude_code import daemon
+from kioku.interfaces.claude_code.settings import ENTRY
 
 
 def _env(**extra: str) -> dict[str, str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kioku.service import daemon
+from kioku.interfaces.claude_code import daemon
 from tests.cli.conftest import Run
 
 

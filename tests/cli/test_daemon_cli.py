@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kioku.service import daemon
+from kioku.interfaces.claude_code import daemon
 from tests.cli.conftest import Run, clean_env
 
 pytestmark = pytest.mark.skipif(not daemon.supported(), reason="needs Unix sockets")

@@ -361,7 +361,7 @@ def test_help_goes_through_click(home: Path) -> None:
 def test_the_fast_path_takes_plain_hook_calls_only(
     argv: list[str], expected: tuple[str, str | None] | None
 ) -> None:
-    from kioku.interfaces.cli.hook_fast import parse_hook_argv
+    from kioku.interfaces.claude_code.hook_fast import parse_hook_argv
 
     parsed = parse_hook_argv(argv)
     if expected is None:
@@ -376,7 +376,7 @@ def test_the_fast_path_takes_plain_hook_calls_only(
 _ANSWER_AND_REPORT = """
 import sys
 {preload}
-from kioku.interfaces.cli.hook_fast import run_fast
+from kioku.interfaces.claude_code.hook_fast import run_fast
 run_fast(sys.argv[1:])
 sys.stdout.flush()
 print("numpy" in sys.modules, file=sys.stderr)

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from kioku.service.claude_settings import ENTRY
+from kioku.interfaces.claude_code.settings import ENTRY
 from tests.cli.conftest import Result, clean_env
 
 EVENTS = ("UserPromptSubmit", "SessionStart", "SessionEnd", "PreCompact")
@@ -294,7 +294,7 @@ def test_a_hook_whose_python_is_gone_fails_open_and_is_found(
 
 
 def test_a_python_without_kioku_is_found_too(project: Path, user_home: Path) -> None:
-    from kioku.service.claude_settings import command_problem, hook_command
+    from kioku.interfaces.claude_code.settings import command_problem, hook_command
 
     # an interpreter that exists but cannot import kioku (no site module: no site-packages)
     python = user_home / "python-without-kioku"

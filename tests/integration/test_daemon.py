@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kioku import Kioku
-from kioku.service import daemon
+from kioku.interfaces.claude_code import daemon
 
 pytestmark = pytest.mark.skipif(not daemon.supported(), reason="needs Unix sockets")
 
@@ -39,7 +39,15 @@ def test_daemon_answers_recall_and_stops(tmp_path: Path) -> None:
         )
     assert daemon.ask(home, {"op": "ping"}) is None  # nothing runs yet
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kioku.service.daemon", "--home", str(home), "--idle", "60"]
+        [
+            sys.executable,
+            "-m",
+            "kioku.interfaces.claude_code.daemon",
+            "--home",
+            str(home),
+            "--idle",
+            "60",
+        ]
     )
     try:
         assert _wait(lambda: daemon.status(home)["running"])
@@ -65,7 +73,15 @@ def test_daemon_stops_when_idle(tmp_path: Path) -> None:
     with Kioku.open(home, env={}) as k:
         k.remember("note", "text", intensity=30, category="work")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kioku.service.daemon", "--home", str(home), "--idle", "1"]
+        [
+            sys.executable,
+            "-m",
+            "kioku.interfaces.claude_code.daemon",
+            "--home",
+            str(home),
+            "--idle",
+            "1",
+        ]
     )
     try:
         assert proc.wait(timeout=30) == 0
@@ -99,7 +115,15 @@ def test_the_raw_hook_protocol(tmp_path: Path) -> None:
             "Our cat is called Sora", "She sleeps by the window", intensity=70, category="emotional"
         )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kioku.service.daemon", "--home", str(home), "--idle", "60"]
+        [
+            sys.executable,
+            "-m",
+            "kioku.interfaces.claude_code.daemon",
+            "--home",
+            str(home),
+            "--idle",
+            "60",
+        ]
     )
     try:
         assert _wait(lambda: daemon.status(home)["running"])
@@ -129,7 +153,15 @@ def test_the_pid_file_is_owner_only_whatever_the_umask(tmp_path: Path) -> None:
         k.remember("note", "text", intensity=30, category="work")
     (home / daemon.PID_NAME).write_text("1\n")  # left by an older daemon, mode 0644
     proc = subprocess.Popen(
-        [sys.executable, "-m", "kioku.service.daemon", "--home", str(home), "--idle", "60"],
+        [
+            sys.executable,
+            "-m",
+            "kioku.interfaces.claude_code.daemon",
+            "--home",
+            str(home),
+            "--idle",
+            "60",
+        ],
         preexec_fn=lambda: os.umask(0),
     )
     try:

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from kioku import Kioku
+from kioku.interfaces.claude_code.transcripts import ingest_transcript
 from kioku.ports.erasure import ErasedSourceError
 from kioku.service.erasure import ErasureTokenError
-from kioku.service.transcripts import ingest_transcript
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "claude"
 

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from kioku.service import daemon
+from kioku.interfaces.claude_code import daemon
 from tests.cli.conftest import Result, Run, clean_env, run_kioku
 
 #: Words of the erased memory, and of the control memory that stays.

@@ -20,8 +20,8 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from kioku.service import hooks
-from kioku.service.inbox import DrainReport, drain
+from kioku.interfaces.claude_code import hooks
+from kioku.interfaces.claude_code.inbox import DrainReport, drain
 from tests.cli.conftest import clean_env
 from tests.reliability.fuzz_inputs import command_lines, hook_stdin, import_lines, transcript_lines
 from tests.reliability.fuzz_strategies import (

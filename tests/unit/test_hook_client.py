@@ -7,7 +7,7 @@ import json
 from hypothesis import given
 from hypothesis import strategies as st
 
-from kioku.interfaces.cli.hook_client import payload_complete
+from kioku.interfaces.claude_code.hook_client import payload_complete
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(),

@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from kioku.service.kioku import Kioku
-from kioku.service.transcripts import (
+from kioku.interfaces.claude_code.transcripts import (
     find_claude_transcripts,
     ingest_transcript,
     is_command,
     parse_transcript,
 )
+from kioku.service.kioku import Kioku
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claude"
 

@@ -1,1 +1,2 @@
-"""Interfaces: the CLI now; hooks, MCP and HTTP later. They parse, call the service, render."""
+"""Interfaces: the CLI and Claude Code now; MCP and HTTP later. They parse, call the service,
+render."""

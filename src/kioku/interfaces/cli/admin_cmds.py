@@ -316,7 +316,7 @@ def doctor_cmd(state: CliState, as_json: bool) -> None:
                 )
             except KiokuError as err:
                 add("database", False, str(err))
-        from kioku.service.hook_doctor import hook_checks
+        from kioku.interfaces.claude_code.hook_doctor import hook_checks
 
         for name, passed, detail in hook_checks(home, os.environ, Path.cwd()):
             add(name, passed, detail)

@@ -25,7 +25,7 @@ def daemon_group() -> None:
 
 
 def _show(state: CliState, as_json: bool, extra: dict[str, object] | None = None) -> None:
-    from kioku.service import daemon
+    from kioku.interfaces.claude_code import daemon
 
     info: dict[str, object] = {**daemon.status(state.home), **(extra or {})}
     if as_json:
@@ -48,7 +48,7 @@ def _show(state: CliState, as_json: bool, extra: dict[str, object] | None = None
 @click.pass_obj
 def start_cmd(state: CliState, idle: float, as_json: bool) -> None:
     """Start the daemon for this home in the background (nothing if one runs)."""
-    from kioku.service import daemon
+    from kioku.interfaces.claude_code import daemon
 
     if not daemon.supported():
         raise click.UsageError("the recall daemon needs Unix sockets (not available here)")
@@ -66,7 +66,7 @@ def start_cmd(state: CliState, idle: float, as_json: bool) -> None:
 @click.pass_obj
 def stop_cmd(state: CliState, as_json: bool) -> None:
     """Stop the daemon for this home (nothing if none runs)."""
-    from kioku.service import daemon
+    from kioku.interfaces.claude_code import daemon
 
     pid = daemon.stop(state.home)
     deadline = time.monotonic() + 10

@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> None:
     if "hook" in args:
         stdin: bytes | None = None
         if args[-1:] == ["user-prompt-submit"]:
-            from kioku.interfaces.cli.hook_client import try_daemon
+            from kioku.interfaces.claude_code.hook_client import try_daemon
 
             try:
                 answered, stdin = try_daemon(args)
@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> None:
                 answered = False
             if answered:
                 _leave(0)
-        from kioku.interfaces.cli.hook_fast import run_fast
+        from kioku.interfaces.claude_code.hook_fast import run_fast
 
         fast = run_fast(args, stdin)
         if fast is not None:

@@ -1,6 +1,6 @@
 """``kioku hook EVENT``: the commands Claude Code runs for its hook events.
 
-The usual way in is the fast path of :mod:`kioku.interfaces.cli.hook_fast` (the entry point
+The usual way in is the fast path of :mod:`kioku.interfaces.claude_code.hook_fast` (the entry point
 sends ``kioku hook ...`` there before click is loaded); these click commands give ``--help``
 and the same behaviour when the fast path defers.
 """
@@ -12,8 +12,8 @@ import os
 
 import click
 
+from kioku.interfaces.claude_code.hooks import EVENTS, HookOptions, drain, log_error, run_hook
 from kioku.interfaces.cli.state import CliState
-from kioku.service.hooks import EVENTS, HookOptions, drain, log_error, run_hook
 
 __all__ = ["COMMANDS", "hook_group"]
 

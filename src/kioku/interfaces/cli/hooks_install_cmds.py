@@ -9,8 +9,8 @@ from pathlib import Path
 
 import click
 
-from kioku.interfaces.cli.state import CliState
-from kioku.service.claude_settings import (
+from kioku.interfaces.claude_code.hook_common import EVENTS
+from kioku.interfaces.claude_code.settings import (
     SCOPES,
     SettingsChange,
     command_problem,
@@ -21,8 +21,8 @@ from kioku.service.claude_settings import (
     settings_path,
     uninstall_hooks,
 )
+from kioku.interfaces.cli.state import CliState
 from kioku.service.home import resolve_home
-from kioku.service.hook_common import EVENTS
 
 __all__ = ["COMMANDS", "hooks_group"]
 

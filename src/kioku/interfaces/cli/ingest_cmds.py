@@ -12,8 +12,8 @@ from kioku.interfaces.cli.render import echo_json
 from kioku.interfaces.cli.state import CliState
 
 if TYPE_CHECKING:
+    from kioku.interfaces.claude_code.transcripts import IngestResult
     from kioku.service.kioku import Kioku
-    from kioku.service.transcripts import IngestResult
 
 __all__ = ["COMMANDS"]
 
@@ -91,7 +91,7 @@ def ingest_cmd(
     Unreadable lines are skipped and reported. Exit 1 when a file cannot be read, or when
     --retry leaves captured sessions that still fail (`kioku doctor` shows them).
     """
-    from kioku.service.transcripts import (
+    from kioku.interfaces.claude_code.transcripts import (
         default_claude_projects,
         find_claude_transcripts,
         ingest_transcript,
@@ -170,7 +170,7 @@ def ingest_cmd(
 
 def _retry(state: CliState, kioku: Kioku, errors: list[str], as_json: bool) -> dict[str, Any]:
     """Replay the dead-letter file; what was done (failures are added to ``errors``)."""
-    from kioku.service.inbox import retry_dead
+    from kioku.interfaces.claude_code.inbox import retry_dead
 
     report = retry_dead(state.home, kioku)
     errors.extend(report.errors)

@@ -11,8 +11,8 @@ from pathlib import Path
 from typing import Final
 
 from kioku.errors import KiokuError
-from kioku.service.inbox import dead_letters
-from kioku.service.inbox_files import INBOX_NAME, entry_of, read_lines
+from kioku.interfaces.claude_code.inbox import dead_letters
+from kioku.interfaces.claude_code.inbox_files import INBOX_NAME, entry_of, read_lines
 
 __all__ = ["Check", "hook_checks"]
 
@@ -65,7 +65,11 @@ def inbox_check(home: Path, now: datetime) -> Check:
 
 def hooks_check(settings_files: Mapping[str, Path]) -> Check:
     """Whether the kioku hooks installed in ``settings_files`` (scope → file) can run."""
-    from kioku.service.claude_settings import command_problem, installed_commands, load_settings
+    from kioku.interfaces.claude_code.settings import (
+        command_problem,
+        installed_commands,
+        load_settings,
+    )
 
     problems: list[str] = []
     installed: list[str] = []
@@ -99,7 +103,7 @@ def hooks_check(settings_files: Mapping[str, Path]) -> Check:
 
 def hook_checks(home: Path, env: Mapping[str, str], cwd: Path) -> list[Check]:
     """The inbox, the dead letters and the installed hooks (user and project settings)."""
-    from kioku.service.claude_settings import settings_path
+    from kioku.interfaces.claude_code.settings import settings_path
 
     files = {scope: settings_path(scope, env, cwd) for scope in ("user", "project")}
     checks = [inbox_check(home, datetime.now().astimezone()), dead_letter_check(home)]

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from kioku.service.hooks import EVENTS, HookOptions, drain, log_error, run_hook
+from kioku.interfaces.claude_code.hooks import EVENTS, HookOptions, drain, log_error, run_hook
 
 __all__ = ["parse_hook_argv", "run_fast"]
 

@@ -6,10 +6,11 @@ one socket round trip. The module imports only what is compiled into the interpr
 small C extension (``_socket``, ``select``): not ``json`` (~10 ms), not ``socket`` (~10 ms with
 its ``enum``), nothing of kioku proper. The payload is not parsed here: its bytes go to the
 daemon, which parses it and answers ``OK`` with the ``<memories>`` block (perhaps empty) or
-``FALLBACK`` (see :mod:`kioku.service.daemon`).
+``FALLBACK`` (see :mod:`kioku.interfaces.claude_code.daemon`).
 
 In every other case (no daemon, a ``--config`` file, ``KIOKU_NO_DAEMON=1``, any error) it
-returns the stdin it read, and the full hook (:mod:`kioku.service.hooks`) takes over with it.
+returns the stdin it read, and the full hook (:mod:`kioku.interfaces.claude_code.hooks`) takes
+over with it.
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ _AFTER_FIRST = 2.0  # seconds to wait for the rest once the first bytes arrived
 _SETTLE = 0.05  # stdin quiet this long without EOF: check whether the JSON is whole
 _ANSWER_TIMEOUT = 20.0
 _REQUEST = b"HOOK user-prompt-submit\n"
-#: The most input a hook reads (``kioku.service.hook_common.MAX_INPUT_BYTES``); past it the
-#: rest is read and dropped, and the full hook reports the input as too large.
+#: The most input a hook reads (``hook_common.MAX_INPUT_BYTES``); past it the rest is read and
+#: dropped, and the full hook reports the input as too large.
 _MAX_INPUT = 4 << 20
 
 _OPEN, _CLOSE, _QUOTE, _BACKSLASH = 0x7B, 0x7D, 0x22, 0x5C

@@ -12,7 +12,7 @@ Protocol: one JSON object per line each way. Requests: ``{"op": "ping"}``,
 "error": ...}`` answer; the client then answers in its own process instead.
 
 The UserPromptSubmit hook speaks a leaner form so that its process need not import ``json``
-(:mod:`kioku.interfaces.cli.hook_client`): the line ``HOOK user-prompt-submit``, then Claude
+(:mod:`kioku.interfaces.claude_code.hook_client`): the line ``HOOK user-prompt-submit``, then Claude
 Code's payload exactly as the hook read it, then end of input. The answer is ``OK`` and a line
 break followed by the text to print (nothing for an excluded prompt or no relevant memory), or
 ``FALLBACK`` (the payload is not the hook's JSON: the hook answers in process and logs why), or
@@ -141,7 +141,7 @@ def start_detached(
     """Start a daemon for ``home`` in the background unless one answers; its pid or None."""
     if not supported() or status(home)["running"]:
         return None
-    args = [sys.executable, "-m", "kioku.service.daemon", "--home", str(home)]
+    args = [sys.executable, "-m", "kioku.interfaces.claude_code.daemon", "--home", str(home)]
     args += ["--idle", str(idle_seconds)]
     if config_path is not None:
         args += ["--config", str(config_path)]
@@ -215,7 +215,7 @@ class _Server:
         session = request.get("session_id")
         session = session if isinstance(session, str) else None
         user, agent = request.get("user_id"), request.get("agent_id")
-        from kioku.service.hooks import user_prompt_recall
+        from kioku.interfaces.claude_code.hooks import user_prompt_recall
 
         self._lock.acquire()  # one request at a time: released by after()
         kioku = self.kioku()
@@ -245,7 +245,10 @@ class _Server:
             now = time.monotonic()
             if now - self._batch_checked >= _BATCH_CHECK_SECONDS:
                 self._batch_checked = now
-                from kioku.service.hook_common import HookOptions, start_overdue_batch
+                from kioku.interfaces.claude_code.hook_common import (
+                    HookOptions,
+                    start_overdue_batch,
+                )
 
                 options = HookOptions(home=self.home, config_path=self.config_path)
                 with contextlib.suppress(Exception):  # the batch is a bonus, never an error
@@ -256,7 +259,7 @@ class _Server:
 
     def hook_answer(self, payload: bytes) -> tuple[bytes, _Pending | None]:
         """The raw protocol's answer to a UserPromptSubmit payload (and the work after it)."""
-        from kioku.service.hooks import should_skip
+        from kioku.interfaces.claude_code.hooks import should_skip
 
         try:
             request = json.loads(payload)
@@ -334,7 +337,7 @@ def serve(
     """Run the daemon in this process until stopped or idle (used by ``start_detached``)."""
     if not supported():
         raise OSError("the recall daemon needs Unix sockets")
-    from kioku.service.hook_common import ensure_home
+    from kioku.interfaces.claude_code.hook_common import ensure_home
 
     ensure_home(home)
     path = socket_path(home)
@@ -394,7 +397,7 @@ def _write_pid(path: Path) -> None:
 def _main(argv: list[str]) -> None:
     import argparse
 
-    parser = argparse.ArgumentParser(prog="python -m kioku.service.daemon")
+    parser = argparse.ArgumentParser(prog="python -m kioku.interfaces.claude_code.daemon")
     parser.add_argument("--home", type=Path, required=True)
     parser.add_argument("--config", type=Path)
     parser.add_argument("--idle", type=float, default=DEFAULT_IDLE_SECONDS)

@@ -1,6 +1,6 @@
 """The inbox's files: names, the lock, whole-line appends and atomic rewrites, entry lines.
 
-See :mod:`kioku.service.inbox` for what the files hold and who changes them.
+See :mod:`kioku.interfaces.claude_code.inbox` for what the files hold and who changes them.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, Final
 
-from kioku.service.hook_common import ensure_home
+from kioku.interfaces.claude_code.hook_common import ensure_home
 
 __all__ = [
     "DEAD_NAME",

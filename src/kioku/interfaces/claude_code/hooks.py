@@ -28,7 +28,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
-from kioku.service.hook_common import (
+from kioku.interfaces.claude_code.hook_common import (
     CAPTURE_EVENTS,
     EVENTS,
     MAX_INPUT_BYTES,
@@ -39,7 +39,7 @@ from kioku.service.hook_common import (
     start_overdue_batch,
     usable_session,
 )
-from kioku.service.inbox import DrainReport, capture, drain, start_drain
+from kioku.interfaces.claude_code.inbox import DrainReport, capture, drain, start_drain
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -342,14 +342,14 @@ def _limit_blas_threads() -> None:
 
 
 def _ask_daemon(options: HookOptions, prompt: str, session_id: str | None) -> str | None:
-    """The block from the warm daemon (kioku.service.daemon), or None to answer in process.
+    """The block from the warm daemon (:mod:`.daemon`), or None to answer in process.
 
     When no daemon answers, one is started in the background for the next prompts, unless
     ``KIOKU_NO_DAEMON=1``. A home with its own ``--config`` file is always answered in process.
     """
     if options.config_path is not None or os.environ.get("KIOKU_NO_DAEMON") == "1":
         return None
-    from kioku.service import daemon
+    from kioku.interfaces.claude_code import daemon
 
     home = options.resolved_home
     answer = daemon.ask(

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
-from kioku.service.hook_common import (
+from kioku.interfaces.claude_code.hook_common import (
     EVENTS,
     HookError,
     HookOptions,
@@ -37,7 +37,7 @@ from kioku.service.hook_common import (
     start_overdue_batch,
     usable_session,
 )
-from kioku.service.inbox_files import (
+from kioku.interfaces.claude_code.inbox_files import (
     DEAD_NAME,
     DRAIN_LOCK_NAME,
     INBOX_LOCK_NAME,
@@ -269,7 +269,7 @@ def drain(options: HookOptions, ingest: IngestFn | None = None) -> DrainReport:
     report = DrainReport()
     home = options.resolved_home
     if ingest is None:
-        from kioku.service.transcripts import ingest_transcript
+        from kioku.interfaces.claude_code.transcripts import ingest_transcript
 
         ingest = ingest_transcript
 
@@ -345,7 +345,7 @@ def retry_dead(home: Path, kioku: Kioku, ingest: IngestFn | None = None) -> Retr
     line stays as it is (look at it, then delete it by hand). Running it twice is safe:
     ingestion skips the turns already stored."""
     if ingest is None:
-        from kioku.service.transcripts import ingest_transcript
+        from kioku.interfaces.claude_code.transcripts import ingest_transcript
 
         ingest = ingest_transcript
     report = RetryReport()

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from kioku.errors import KiokuError
-from kioku.service.hook_common import EVENTS
+from kioku.interfaces.claude_code.hook_common import EVENTS
 
 __all__ = [
     "ENTRY",
