@@ -42,7 +42,7 @@ from locomo import evidence_ids, ingest, question_time
 from kioku import Kioku
 from kioku.adapters.clock import FixedClock
 from kioku.config.schema import RetrievalConfig
-from kioku.service.recall import SessionMood, session_key
+from kioku.service.recall.mood import SessionMood, session_key
 
 SESSION = "abstention"
 DEFAULTS = RetrievalConfig()

@@ -31,8 +31,9 @@ if TYPE_CHECKING:
         StoreLockedError,
         ValidationError,
     )
-    from kioku.service.kioku import Kioku, Stats
-    from kioku.service.working_memory import WorkingMemory
+    from kioku.service.context.working_memory import WorkingMemory
+    from kioku.service.inspection.reports import Stats
+    from kioku.service.kioku import Kioku
 
 #: Where each public name lives. They are imported on first use, so a program that needs only
 #: a small part of kioku (a Claude Code hook asking the warm daemon) never loads numpy.
@@ -57,8 +58,9 @@ _EXPORTS = {
         ),
         "kioku.errors",
     ),
-    **dict.fromkeys(("Kioku", "Stats"), "kioku.service.kioku"),
-    "WorkingMemory": "kioku.service.working_memory",
+    "Kioku": "kioku.service.kioku",
+    "Stats": "kioku.service.inspection.reports",
+    "WorkingMemory": "kioku.service.context.working_memory",
 }
 
 

@@ -16,7 +16,7 @@ from kioku.core.lifecycle.log import Event
 from kioku.core.model import Level
 from kioku.ports.analyzer import Compressed
 from kioku.ports.store import MemoryFilter, MemoryPatch
-from kioku.service.batch import LAST_DAY_KEY, batch_lock
+from kioku.service.lifecycle.batch import LAST_DAY_KEY, batch_lock
 
 TZ = ZoneInfo("Asia/Tokyo")
 START = datetime(2026, 4, 1, 12, 0, tzinfo=TZ)

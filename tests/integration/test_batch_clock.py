@@ -14,7 +14,7 @@ from kioku import Kioku
 from kioku.adapters.clock import FixedClock
 from kioku.core.model import Level
 from kioku.errors import KiokuError
-from kioku.service.batch import LAST_DAY_KEY, LAST_RUN_KEY, check_ahead
+from kioku.service.lifecycle.batch import LAST_DAY_KEY, LAST_RUN_KEY, check_ahead
 
 TZ = ZoneInfo("Asia/Tokyo")
 START = datetime(2026, 4, 1, 12, 0, tzinfo=TZ)

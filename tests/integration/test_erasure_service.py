@@ -11,7 +11,7 @@ import pytest
 from kioku import Kioku
 from kioku.interfaces.claude_code.transcripts import ingest_transcript
 from kioku.ports.erasure import ErasedSourceError
-from kioku.service.erasure import ErasureTokenError
+from kioku.service.erasure.erasure import ErasureTokenError
 
 FIXTURES = Path(__file__).parent.parent / "fixtures" / "claude"
 

@@ -1,4 +1,4 @@
-"""The batch replayed day after day on a throwaway store (kioku.service.simulate)."""
+"""The batch replayed day after day on a throwaway store (kioku.service.lifecycle.simulate)."""
 
 from __future__ import annotations
 
@@ -14,13 +14,13 @@ from kioku import Kioku
 from kioku.adapters.clock import FixedClock
 from kioku.config.schema import CompressionConfig, Config
 from kioku.core.lifecycle.log import Event, LogEntry
-from kioku.service.simulate import (
+from kioku.service.lifecycle.simulate import simulate
+from kioku.service.lifecycle.simulate_checks import (
     LevelCounts,
     check_log,
     check_protected,
     check_ratios,
     count_levels,
-    simulate,
 )
 
 TOKYO = ZoneInfo("Asia/Tokyo")

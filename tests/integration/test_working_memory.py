@@ -17,7 +17,7 @@ from kioku import Kioku
 from kioku.core.context import EstimateCounter, message_tokens
 from kioku.core.context import Message as Msg
 from kioku.ports.analyzer import Analysis, Analyzer, Compressed, Turn
-from kioku.service.working_memory import WorkingMemory
+from kioku.service.context.working_memory import WorkingMemory
 from tests.cli.conftest import clean_env
 
 T0 = datetime.fromisoformat("2026-03-01T10:00:00+09:00")

@@ -23,7 +23,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from kioku.service.batch import LAST_DAY_KEY
+from kioku.service.lifecycle.batch import LAST_DAY_KEY
 from tests.cli.conftest import clean_env, run_kioku
 from tests.reliability.support import (
     Finished,

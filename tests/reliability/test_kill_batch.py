@@ -31,7 +31,7 @@ from kioku import Kioku
 from kioku.adapters.clock import FixedClock
 from kioku.core.model import Embedding, Level, Memory, Valence
 from kioku.core.retention import decay_coefficient, level_for_score
-from kioku.service.batch import LAST_DAY_KEY
+from kioku.service.lifecycle.batch import LAST_DAY_KEY
 from tests.cli.conftest import run_kioku
 from tests.reliability.support import (
     integrity,

@@ -16,7 +16,7 @@ from kioku.core.validate import (
     is_blank,
 )
 from kioku.errors import KiokuError, ValidationError
-from kioku.service.imports import ImportTurn, InvalidLine, read_import
+from kioku.service.remember.imports import ImportTurn, InvalidLine, read_import
 
 TOKYO = timezone(timedelta(hours=9))
 NOW = datetime(2026, 1, 18, 18, 0, tzinfo=TOKYO)

@@ -263,7 +263,7 @@ class Store(Protocol):
 
     def set_state(self, key: str, value: str) -> None: ...
 
-    # The nightly batch (kioku.service.batch); the log rows are spec 004's lifecycle log.
+    # The nightly batch (kioku.service.lifecycle.batch); the log rows are spec 004's lifecycle log.
 
     def batch_snapshot(self, until: datetime) -> Snapshot:
         """Every active memory made at or before ``until`` and every archived memory, as
@@ -322,7 +322,7 @@ class Store(Protocol):
         it takes ``target``'s name; an existing ``target`` is replaced only with ``overwrite``."""
         ...
 
-    # Erasure (kioku.service.erasure): tombstones, the audit log, the backups manifest.
+    # Erasure (kioku.service.erasure.erasure): tombstones, the audit log, the backups manifest.
 
     def delete_many(self, memory_ids: Sequence[str]) -> int:
         """Erase these memories (with their relations) in one transaction; how many existed."""

@@ -125,7 +125,11 @@ def log_error(home: Path | None, event: str, message: str, err: TextIO | None = 
 
 def start_overdue_batch(kioku: Kioku, options: HookOptions, reason: str) -> int | None:
     """The spec's fallback trigger: start an overdue batch in the background; its pid."""
-    from kioku.service.schedule import auto_batch_disabled, batch_status, start_detached_batch
+    from kioku.service.lifecycle.schedule import (
+        auto_batch_disabled,
+        batch_status,
+        start_detached_batch,
+    )
 
     if auto_batch_disabled(os.environ) or not batch_status(kioku).overdue:
         return None

@@ -46,7 +46,7 @@ if TYPE_CHECKING:
 
     from kioku.core.model import Memory
     from kioku.service.kioku import Kioku
-    from kioku.service.recall import RecallResult
+    from kioku.service.recall.results import RecallResult
 
 __all__ = [
     "CAPTURE_EVENTS",
@@ -220,7 +220,7 @@ def user_prompt_recall(
     block = result.block
     budget = _budget(kioku)
     if len(block) > budget:
-        from kioku.service.recall import memories_block
+        from kioku.service.recall.results import memories_block
 
         block = memories_block(result.items, budget)
     return block, result

@@ -16,7 +16,7 @@ from kioku.errors import ConfigError, KiokuError
 from kioku.interfaces.cli.inputs import parse_time_option
 from kioku.interfaces.cli.render import echo_json, table
 from kioku.interfaces.cli.state import CliState
-from kioku.service.kioku import DB_FILENAME
+from kioku.service.paths import DB_FILENAME
 
 __all__ = ["COMMANDS"]
 
@@ -148,8 +148,8 @@ def stats_cmd(state: CliState, cost: bool, since: str | None, as_json: bool) -> 
     """
     from kioku.core.lifecycle.metrics import compression_stats
     from kioku.core.lifecycle.plan import archive_share
-    from kioku.service.schedule import batch_status
-    from kioku.service.simulate import count_levels
+    from kioku.service.lifecycle.schedule import batch_status
+    from kioku.service.lifecycle.simulate_checks import count_levels
 
     with state.open() as kioku:
         since_at = parse_time_option(since, kioku.clock.tz, "--since")
@@ -351,7 +351,7 @@ def backup_cmd(state: CliState, path: str, force: bool, as_json: bool) -> None:
     `kioku forget` and `kioku erase` can name the backups that still hold what they erase.
     Restore by stopping kioku and copying the file back to the home's memories.db.
     """
-    from kioku.service.backups import resolve_target
+    from kioku.service.erasure.backups import resolve_target
 
     with state.open() as kioku:
         target = resolve_target(

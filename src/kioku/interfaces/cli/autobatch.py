@@ -35,7 +35,7 @@ def after_command(state: CliState, command: str | None) -> int | None:
     None. Never raises: a command's result does not depend on its background batch."""
     if command is None or command in NO_TRIGGER or not state.opened:
         return None
-    from kioku.service.schedule import (
+    from kioku.service.lifecycle.schedule import (
         auto_batch_disabled,
         batch_status,
         start_detached_batch,

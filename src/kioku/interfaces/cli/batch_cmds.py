@@ -17,7 +17,7 @@ from kioku.interfaces.cli.state import CliState
 
 if TYPE_CHECKING:
     from kioku.core.lifecycle.log import LogEntry
-    from kioku.service.batch import BatchReport, DaySummary
+    from kioku.service.lifecycle.batch import BatchReport, DaySummary
 
 __all__ = ["COMMANDS", "echo_shares"]
 
@@ -118,7 +118,7 @@ def batch_cmd(
     catch up at most batch.max_auto_catch_up_days days and say how to apply the rest. A
     clock before the last batch day changes nothing. See docs/batch.md.
     """
-    from kioku.service.batch import check_ahead
+    from kioku.service.lifecycle.batch import check_ahead
 
     with state.open(on_warning=_warn) as kioku:
         moment = parse_time_option(now, kioku.clock.tz, "--now") or kioku.clock.now()

@@ -106,7 +106,7 @@ def prune_cmd(
     Exit 2 when FILE is not such a list.
     """
     from kioku.core.context import messages_from_json
-    from kioku.service.working_memory import WorkingMemory
+    from kioku.service.context.working_memory import WorkingMemory
 
     messages = messages_from_json(_read(file))
     with state.open() as kioku:  # the store itself is opened only to --remember

@@ -6,7 +6,7 @@ import click
 
 from kioku.interfaces.cli.render import echo_json, table
 from kioku.interfaces.cli.state import CliState
-from kioku.service.erasure import BackupStatus, ErasurePlan, ErasureReport
+from kioku.service.erasure.erasure import BackupStatus, ErasurePlan, ErasureReport
 
 __all__ = ["COMMANDS", "echo_erasure"]
 
@@ -117,7 +117,7 @@ def erase_cmd(
 
 
 def _audit(state: CliState, user_id: str | None, as_json: bool) -> None:
-    from kioku.service.erasure import audit_subject
+    from kioku.service.erasure.erasure import audit_subject
 
     with state.open() as kioku:
         entries = kioku.store.read_audit()

@@ -68,7 +68,7 @@ def recover_cmd(source: Path, target: Path, as_json: bool) -> None:
     opens as a kioku store: check it with `kioku --home DIR doctor` after moving it to a
     home's memories.db. Exits 0 when everything was saved, 1 when rows were lost.
     """
-    from kioku.service.backups import recover
+    from kioku.service.erasure.backups import recover
 
     report = recover(source, target)
     rows = [

@@ -14,7 +14,7 @@ from kioku.errors import KiokuError
 from kioku.interfaces.cli.inputs import parse_time_option, read_jsonl
 from kioku.interfaces.cli.render import echo_json, table
 from kioku.interfaces.cli.state import CliState
-from kioku.service.recall import Recalled, RecallResult
+from kioku.service.recall.results import Recalled, RecallResult
 
 __all__ = ["COMMANDS"]
 
@@ -239,7 +239,7 @@ def import_cmd(state: CliState, source: IO[bytes], skip_invalid: bool, as_json: 
     invalid line is listed with its number and exit status is 2. With --skip-invalid the
     valid lines are imported and the invalid ones listed (on stderr, and in --json).
     """
-    from kioku.service.imports import import_turns, read_import
+    from kioku.service.remember.imports import import_turns, read_import
 
     data = source.read()
     with state.open(on_warning=_warn) as kioku:

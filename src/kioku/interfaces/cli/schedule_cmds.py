@@ -15,7 +15,7 @@ from kioku.interfaces.cli.render import echo_json
 from kioku.interfaces.cli.state import CliState
 
 if TYPE_CHECKING:
-    from kioku.service.schedule import SchedulePlan
+    from kioku.service.lifecycle.schedule import SchedulePlan
 
 __all__ = ["COMMANDS"]
 
@@ -44,7 +44,7 @@ class ScheduleError(KiokuError):
 
 
 def _method(choice: str) -> str:
-    from kioku.service.schedule import default_method
+    from kioku.service.lifecycle.schedule import default_method
 
     if choice != "auto":
         return choice
@@ -58,7 +58,7 @@ def _method(choice: str) -> str:
 
 
 def _plan(state: CliState, method: str, hour: int | None) -> SchedulePlan:
-    from kioku.service.schedule import plan_schedule
+    from kioku.service.lifecycle.schedule import plan_schedule
 
     with state.open() as kioku:
         at = kioku.config.compression.schedule_hour if hour is None else hour
@@ -108,7 +108,7 @@ def _remove(plan: SchedulePlan) -> list[str]:
 
 
 def _crontab() -> Any:
-    from kioku.service.schedule import CronTab
+    from kioku.service.lifecycle.schedule import CronTab
 
     program = shutil.which("crontab")
     return None if program is None else CronTab(program)
@@ -116,7 +116,7 @@ def _crontab() -> Any:
 
 def _install_cron(plan: SchedulePlan, activate: bool) -> bool:
     """Add the plan's lines to the crontab (replacing an older entry); False if it cannot."""
-    from kioku.service.schedule import without_entry
+    from kioku.service.lifecycle.schedule import without_entry
 
     tab = _crontab() if activate else None
     if tab is None:
@@ -239,7 +239,7 @@ def install_cmd(
 @click.pass_obj
 def uninstall_cmd(state: CliState, method: str, no_activate: bool, as_json: bool) -> None:
     """Remove the nightly batch of this home from the scheduler."""
-    from kioku.service.schedule import without_entry
+    from kioku.service.lifecycle.schedule import without_entry
 
     chosen = _method(method)
     plan = _plan(state, chosen, None)

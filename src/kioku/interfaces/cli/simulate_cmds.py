@@ -14,7 +14,7 @@ from kioku.interfaces.cli.render import echo_json, table
 from kioku.interfaces.cli.state import CliState
 
 if TYPE_CHECKING:
-    from kioku.service.simulate import SimDay, Simulation
+    from kioku.service.lifecycle.simulate_checks import SimDay, Simulation
 
 __all__ = ["COMMANDS"]
 
@@ -170,7 +170,7 @@ def simulate_cmd(
                 f"{plot.parent} is not a directory; create it or choose another path",
                 param_hint="--plot",
             )
-    from kioku.service.simulate import simulate
+    from kioku.service.lifecycle.simulate import simulate
 
     daily = per_day if per_day is not None else (0 if from_store else 20)
     with state.open() as kioku:

@@ -6,7 +6,7 @@ import importlib
 from datetime import date
 from pathlib import Path
 
-from kioku.service.simulate import Simulation
+from kioku.service.lifecycle.simulate_checks import Simulation
 
 __all__ = ["draw"]
 

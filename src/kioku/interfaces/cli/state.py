@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 
 from kioku.core.validate import check_scope_id
-from kioku.service.kioku import Kioku, resolve_home
+from kioku.service.kioku import Kioku
+from kioku.service.paths import resolve_home
 
 __all__ = ["CREATING_COMMANDS", "CliState"]
 

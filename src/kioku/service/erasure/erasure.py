@@ -29,28 +29,26 @@ from typing import TYPE_CHECKING, Final
 
 from kioku.core.model import Memory
 from kioku.errors import KiokuError, MemoryNotFoundError, ProtectedMemoryError
-from kioku.ports.erasure import BackupRecord, ScrubReport, Tombstones
+from kioku.ports.erasure import BackupRecord, ScrubReport
 from kioku.ports.store import MemoryFilter, Store
 from kioku.records import Record
 
 if TYPE_CHECKING:
-    from kioku.service.kioku import Kioku
+    from kioku.service.engine import Engine
 
 __all__ = [
     "BackupStatus",
     "ErasurePlan",
     "ErasureReport",
     "ErasureTokenError",
-    "KnownSourceIds",
     "audit_subject",
     "erase_user",
     "forget_memory",
-    "known_source_ids",
     "plan_erasure",
 ]
 
 _TOKEN_CHARS: Final = 20
-#: State rows of one user's working memory (see kioku.service.working_memory).
+#: State rows of one user's working memory (see kioku.service.context.working_memory).
 _WORKING_MEMORY_PREFIX: Final = "working_memory:{user}:"
 
 
@@ -65,24 +63,6 @@ class ErasureTokenError(KiokuError):
             "now (a wrong token, or the memories changed since it was printed)",
             hint=f"run `kioku erase --user {user_id}` again to see the plan and its token",
         )
-
-
-class KnownSourceIds(set[str]):
-    """Stored source ids plus erased ones: ``source_id in known`` is True for both, so every
-    importer that skips known ids also skips erased turns. Iterating gives the stored ones
-    (erased ids are kept only as keyed digests)."""
-
-    def __init__(self, stored: Iterable[str], erased: Tombstones) -> None:
-        super().__init__(stored)
-        self.erased = erased
-
-    def __contains__(self, source_id: object) -> bool:
-        return set.__contains__(self, source_id) or source_id in self.erased
-
-
-def known_source_ids(store: Store, scope: MemoryFilter) -> KnownSourceIds:
-    stored = {s for m in store.iter(scope) for s in m.source_ids}
-    return KnownSourceIds(stored, store.tombstones())
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -191,9 +171,9 @@ def _token(store: Store, user_id: str, ids: Iterable[str]) -> str:
     return store.secret_digest(material)[:_TOKEN_CHARS]
 
 
-def plan_erasure(kioku: Kioku, user_id: str) -> ErasurePlan:
+def plan_erasure(engine: Engine, user_id: str) -> ErasurePlan:
     """What :func:`erase_user` would delete for ``user_id`` (every agent), and its token."""
-    store = kioku.store
+    store = engine.store
     memories = _user_memories(store, user_id)
     ids = tuple(m.id for m in memories)
     by_level: dict[int, int] = {}
@@ -223,12 +203,12 @@ def plan_erasure(kioku: Kioku, user_id: str) -> ErasurePlan:
     )
 
 
-def erase_user(kioku: Kioku, user_id: str, token: str) -> ErasureReport:
+def erase_user(engine: Engine, user_id: str, token: str) -> ErasureReport:
     """Erase every memory of ``user_id`` (all agents), its relations, vectors, lifecycle log
     rows and working-memory state, leaving tombstones of its source ids and an audit row.
     Refuses (ErasureTokenError, nothing changed) unless ``token`` is the one
     :func:`plan_erasure` gives for exactly the memories there are now."""
-    store = kioku.store
+    store = engine.store
     with store.atomic():
         memories = _user_memories(store, user_id)
         ids = tuple(m.id for m in memories)
@@ -237,11 +217,11 @@ def erase_user(kioku: Kioku, user_id: str, token: str) -> ErasureReport:
         backups = BackupStatus.of(store.backups_containing(ids))
         sources = sorted({s for m in memories for s in m.source_ids})
         erased = store.delete_many(ids)
-        tombstoned = store.add_tombstones(sources, kioku.clock.now())
+        tombstoned = store.add_tombstones(sources, engine.clock.now())
         log_rows = store.delete_log(user_id)
         state_rows = store.delete_state(_WORKING_MEMORY_PREFIX.format(user=user_id))
         seq = store.append_audit(
-            kioku.clock.now(),
+            engine.clock.now(),
             "erase_user",
             audit_subject(store, user_id),
             erased,
@@ -263,31 +243,31 @@ def erase_user(kioku: Kioku, user_id: str, token: str) -> ErasureReport:
         state_rows_deleted=state_rows,
         audit_seq=seq,
         backups=backups,
-        scrub=_scrub_if_outside(kioku),
+        scrub=_scrub_if_outside(engine),
     )
 
 
-def forget_memory(kioku: Kioku, memory_id: str, *, force: bool = False) -> ErasureReport:
-    """Erase one memory of ``kioku``'s scope with every relation to or from it, keep a
+def forget_memory(engine: Engine, memory_id: str, *, force: bool = False) -> ErasureReport:
+    """Erase one memory of ``engine``'s scope with every relation to or from it, keep a
     tombstone of its source ids, log and audit it, then scrub the store's files."""
     from kioku.core.lifecycle.log import Event, LogEntry
 
-    store = kioku.store
+    store = engine.store
     with store.atomic():
         memory = store.get(memory_id)
-        if memory is None or (memory.user_id, memory.agent_id) != (kioku.user_id, kioku.agent_id):
+        if memory is None or (memory.user_id, memory.agent_id) != (engine.user_id, engine.agent_id):
             raise MemoryNotFoundError(memory_id)
         if memory.protected and not force:
             raise ProtectedMemoryError(memory_id)
         backups = BackupStatus.of(store.backups_containing([memory_id]))
         store.delete(memory_id)
-        tombstoned = store.add_tombstones(list(memory.source_ids), kioku.clock.now())
+        tombstoned = store.add_tombstones(list(memory.source_ids), engine.clock.now())
         store.append_log(
             [
                 LogEntry(
                     event=Event.DELETE,
                     memory_id=memory_id,
-                    at=kioku.clock.now(),
+                    at=engine.clock.now(),
                     user_id=memory.user_id,
                     agent_id=memory.agent_id,
                     level_before=memory.current_level,
@@ -297,7 +277,7 @@ def forget_memory(kioku: Kioku, memory_id: str, *, force: bool = False) -> Erasu
             ]
         )
         seq = store.append_audit(
-            kioku.clock.now(),
+            engine.clock.now(),
             "forget",
             audit_subject(store, memory.user_id),
             1,
@@ -308,7 +288,7 @@ def forget_memory(kioku: Kioku, memory_id: str, *, force: bool = False) -> Erasu
             },
         )
     # Inside a caller's transaction the files are scrubbed by the next erasure or vacuum.
-    scrub = _scrub_if_outside(kioku)
+    scrub = _scrub_if_outside(engine)
     return ErasureReport(
         action="forget",
         user_id=memory.user_id,
@@ -324,8 +304,8 @@ def forget_memory(kioku: Kioku, memory_id: str, *, force: bool = False) -> Erasu
     )
 
 
-def _scrub_if_outside(kioku: Kioku) -> ScrubReport:
+def _scrub_if_outside(engine: Engine) -> ScrubReport:
     try:
-        return kioku.store.scrub()
+        return engine.store.scrub()
     except KiokuError as exc:
         return ScrubReport(index_merged=False, wal_truncated=False, wal_detail=exc.message)

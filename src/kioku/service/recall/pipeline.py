@@ -27,46 +27,38 @@
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
 from kioku.config.schema import Config
-from kioku.core.inject import Injected, format_memories
-from kioku.core.model import Memory, Valence
-from kioku.core.presets import RecallWeights, effective_weights
+from kioku.core.model import Memory
+from kioku.core.presets import effective_weights
 from kioku.core.recall import (
     Candidate,
     ContextSeed,
-    EmotionState,
-    Priority,
     choose,
     context_bonus,
     conversation_neighbours,
-    coverage,
     mentions_the_past,
-    priority,
-    resonance,
-    term_weight,
 )
 from kioku.ports.embedder import Embedder, TextEmbedder
-from kioku.ports.store import MemoryFilter, MemoryPatch, ScoringFields, Store
-from kioku.records import Record
+from kioku.ports.store import MemoryFilter, ScoringFields, Store
+from kioku.service.recall.mood import SessionMood, session_key
+from kioku.service.recall.results import Recalled, RecallResult, memories_block
+from kioku.service.recall.scoring import coverage_of, match_of, score_of, to_recalled
+from kioku.service.recall.traces import record_traces
+from kioku.service.scope import scoped
+from kioku.service.vectors import check_vector_model
 
-__all__ = [
-    "MAX_QUERY_CHARS",
-    "RecallResult",
-    "Recalled",
-    "SessionMood",
-    "run_recall",
-    "session_key",
-]
+if TYPE_CHECKING:
+    from kioku.service.engine import Engine
+
+__all__ = ["MAX_QUERY_CHARS", "query_vector", "recall", "run_recall"]
 
 #: Only the start of a very long query is used for matching.
 MAX_QUERY_CHARS = 4000
-_SECONDS_PER_DAY = 86_400.0
 #: Conversation context: how many of the best matches lend relevance to the candidates around
 #: them, to how many on each side, and how far apart in time two turns may still be neighbours.
 _CONTEXT_SEEDS = 5
@@ -74,167 +66,32 @@ _CONTEXT_TURNS = 2
 _CONTEXT_SPAN = timedelta(hours=1)
 
 
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class Recalled(Record):
-    """One recalled memory and every component of its score.
-
-    ``relevance`` is the query match (``similarity`` and ``lexical`` weighted) plus ``context``,
-    at most 1; ``relevance × recency × category_factor = adjusted_relevance``;
-    ``retention × adjusted_relevance × recall_weight = base``; ``base + resonance_term = final``.
-    ``coverage`` is how much of the query the memory matches (what qualifies it, against the
-    floor ``retrieval.min_relevance``); a memory below the floor comes only as a companion:
-    ``via`` "context" (a turn next to a qualified one) or "relation".
-    """
-
-    memory: Memory
-    archived: bool
-    similarity: float
-    lexical: float
-    relevance: float
-    recency: float
-    category_factor: float
-    adjusted_relevance: float
-    retention: float
-    recall_weight: float
-    base: float
-    resonance: float
-    resonance_term: float
-    final: float
-    via: str | None = None
-    #: Relevance lent by strong matches recorded just before or after this memory in its
-    #: session (a part of ``relevance``).
-    context: float = 0.0
-    #: The share of the query the memory matches, in [0, 1]: what qualifies it.
-    coverage: float = 0.0
-
-
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class RecallResult(Record):
-    """What a recall returns: the memories chosen and the block to inject."""
-
-    query: str
-    items: tuple[Recalled, ...]
-    block: str
-    #: The relevance floor the recall qualified memories with (``retrieval.min_relevance``).
-    floor: float = 0.0
-    #: The names the prompt mentions when no memory knows any of them: why nothing was
-    #: recalled (``retrieval.require_known_names``); empty otherwise.
-    unknown_names: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True, slots=True, eq=False, repr=False)
-class SessionMood(Record):
-    """What a session carries between turns: the last memory's emotion and category."""
-
-    emotion: EmotionState
-    category: str
-
-    def to_json(self) -> str:
-        return json.dumps(
-            {
-                "valence": self.emotion.valence.value,
-                "arousal": self.emotion.arousal,
-                "tags": list(self.emotion.tags),
-                "category": self.category,
-            },
-            ensure_ascii=False,
-        )
-
-    @staticmethod
-    def from_json(text: str | None) -> SessionMood | None:
-        if not text:
-            return None
-        try:
-            data = json.loads(text)
-            emotion = EmotionState(
-                Valence(data["valence"]), int(data["arousal"]), tuple(data["tags"])
-            )
-            return SessionMood(emotion, str(data["category"]))
-        except (ValueError, KeyError, TypeError):
-            return None
-
-    @staticmethod
-    def of(memory: Memory) -> SessionMood:
-        return SessionMood(
-            EmotionState(memory.emotional_valence, memory.emotional_arousal, memory.emotional_tags),
-            memory.category,
-        )
-
-
-def session_key(session_id: str) -> str:
-    return f"session:{session_id}:mood"
-
-
-def _score(
-    fields: ScoringFields,
-    similarity: float,
-    lexical: float,
-    context: float,
+def recall(
+    engine: Engine,
+    query: str,
     *,
-    weights: RecallWeights,
-    config: Config,
-    mood: SessionMood | None,
-    past: bool,
-    now: datetime,
-) -> dict[str, float]:
-    """Every component of one candidate's priority (the numeric fields of Recalled)."""
-    relevance = min(1.0, _match(similarity, lexical, weights) + context)
-    age_days = max(0.0, (now - fields.created).total_seconds() / _SECONDS_PER_DAY)
-    fresh = 0.5 ** (age_days / weights.recency_half_life_days)
-    recency = 1.0 + (weights.recency + (weights.temporal_recency if past else 0.0)) * fresh
-    category_factor = 1.0 + (
-        weights.category if mood is not None and mood.category == fields.category else 0.0
+    top_k: int | None = None,
+    session_id: str | None = None,
+    mark: bool = True,
+    at: datetime | None = None,
+) -> RecallResult:
+    """Recall for ``query`` in ``engine``'s scope (see :meth:`Kioku.recall`)."""
+    if session_id:
+        from kioku.core.validate import check_provenance_id
+
+        check_provenance_id("session_id", session_id)
+    check_vector_model(engine)
+    return run_recall(
+        store=engine.store,
+        embedder=engine.embedder,
+        config=engine.config,
+        scope=scoped(engine),
+        query=query,
+        now=at or engine.clock.now(),
+        top_k=top_k,
+        session_id=session_id,
+        mark=mark,
     )
-    adjusted = relevance * recency * category_factor
-    score = max(0.0, fields.retention_score)
-    retention = 100.0 * (score / 100.0) ** weights.retention_exponent if score > 0 else 0.0
-    res = resonance(
-        mood.emotion if mood else None,
-        EmotionState(fields.valence, fields.arousal, fields.tags),
-        config.resonance,
-    )
-    parts: Priority = priority(
-        adjusted,
-        retention,
-        fields.recall_count,
-        res,
-        recall_count_weight=config.recall.recall_count_weight,
-        alpha=config.resonance.priority_weight_alpha,
-    )
-    return {
-        "similarity": similarity,
-        "lexical": lexical,
-        "context": context,
-        "relevance": relevance,
-        "recency": recency,
-        "category_factor": category_factor,
-        "adjusted_relevance": adjusted,
-        "retention": retention,
-        "recall_weight": parts.recall_weight,
-        "base": parts.base,
-        "resonance": res,
-        "resonance_term": parts.resonance_term,
-        "final": parts.final,
-    }
-
-
-def _coverage(store: Store, terms: Sequence[str], keys: Iterable[str]) -> dict[str, float]:
-    """Each candidate's coverage of the query's terms (what qualifies it)."""
-    wanted = sorted(keys)
-    if not terms or not wanted:
-        return {}
-    memories, documents = store.term_documents(terms)
-    weights = {term: term_weight(count, memories) for term, count in documents.items()}
-    held = store.indexed_terms(wanted)
-    return {key: coverage(weights, held.get(key, frozenset())) for key in wanted}
-
-
-def _match(similarity: float, lexical: float, weights: RecallWeights) -> float:
-    """How well a memory matches the query, in [0, 1]: cosine and normalised BM25, weighted."""
-    total = weights.vector + weights.lexical
-    if total <= 0:
-        return 0.0
-    return (weights.vector * max(0.0, similarity) + weights.lexical * lexical) / total
 
 
 def _context(
@@ -274,29 +131,6 @@ def _context(
         )
         found.append(ContextSeed(match[seed], before, after))
     return context_bonus(found, weight), read
-
-
-def _recalled(memory: Memory, s: dict[str, float], floor: float) -> Recalled:
-    companion = s["coverage"] < floor
-    return Recalled(
-        memory=memory,
-        archived=memory.archived,
-        similarity=s["similarity"],
-        lexical=s["lexical"],
-        relevance=s["relevance"],
-        recency=s["recency"],
-        category_factor=s["category_factor"],
-        adjusted_relevance=s["adjusted_relevance"],
-        retention=s["retention"],
-        recall_weight=s["recall_weight"],
-        base=s["base"],
-        resonance=s["resonance"],
-        resonance_term=s["resonance_term"],
-        final=s["final"],
-        via="context" if companion else None,
-        context=s["context"],
-        coverage=s["coverage"],
-    )
 
 
 def _related(
@@ -377,14 +211,14 @@ def run_recall(
         for f in store.scoring_fields(sorted(lexical.keys() | similar.keys()))
         if not math.isnan(f.retention_score)
     }
-    covered = _coverage(store, terms, fields)
-    match = {key: _match(similar.get(key, 0.0), lexical.get(key, 0.0), weights) for key in fields}
+    covered = coverage_of(store, terms, fields)
+    match = {key: match_of(similar.get(key, 0.0), lexical.get(key, 0.0), weights) for key in fields}
     qualified = {key: match[key] for key in fields if covered.get(key, 0.0) >= floor}
     context, read = _context(store, fields, qualified, weights.context)
     mood = SessionMood.from_json(store.get_state(session_key(session_id))) if session_id else None
     past = mentions_the_past(text)
     scored = {
-        key: _score(
+        key: score_of(
             f,
             similar.get(key, 0.0),
             lexical.get(key, 0.0),
@@ -411,7 +245,7 @@ def run_recall(
         memory.id: memory for memory in store.get_many([i for i in chosen_ids if i not in read])
     }
     chosen = [
-        _recalled(memory, scored[memory.id], floor)
+        to_recalled(memory, scored[memory.id], floor)
         for memory in (read.get(key) or unread.get(key) for key in chosen_ids)
         if memory is not None
     ]
@@ -419,47 +253,6 @@ def run_recall(
         store, chosen, config.relations.relation_traversal_depth, {i.memory.id for i in chosen}
     )
     if mark and chosen:
-        _leave_traces(store, chosen, session_id, now)
+        record_traces(store, chosen, session_id, now)
     block = memories_block(items, config.retrieval.budget_chars)
     return RecallResult(query, tuple(items), block, floor)
-
-
-def memories_block(items: Sequence[Recalled], budget_chars: int) -> str:
-    """The ``<memories>`` block of recalled memories within ``budget_chars`` (注入形式)."""
-    return format_memories(
-        [
-            Injected(
-                i.memory.created,
-                i.memory.current_level,
-                i.archived,
-                i.memory.trigger,
-                i.memory.content,
-            )
-            for i in items
-        ],
-        budget_chars,
-    )
-
-
-def leave_traces(store: Store, result: RecallResult, session_id: str | None, now: datetime) -> None:
-    """What ``mark=True`` does, for a recall made with ``mark=False``: its chosen memories
-    (not those that came along as related) are marked and archived ones asked back."""
-    chosen = [i for i in result.items if i.via != "relation"]
-    if chosen:
-        _leave_traces(store, chosen, session_id, now)
-
-
-def _leave_traces(
-    store: Store, chosen: Sequence[Recalled], session_id: str | None, now: datetime
-) -> None:
-    """Mark what was recalled, ask for archived ones back, carry the mood (one transaction)."""
-    with store.atomic():
-        store.mark_recalled([i.memory.id for i in chosen if not i.archived])
-        for item in chosen:
-            if item.archived and not item.memory.revival_requested:
-                store.update(
-                    item.memory.id,
-                    MemoryPatch(revival_requested=True, revival_requested_at=now),
-                )
-        if session_id:
-            store.set_state(session_key(session_id), SessionMood.of(chosen[0].memory).to_json())

@@ -29,150 +29,48 @@ never written to long-term memory.
 
 from __future__ import annotations
 
-import json
 import logging
-import math
 import secrets
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any
 
 from kioku.core.context import (
     ContextPolicy,
-    ImportanceConfig,
     Message,
     PruneStats,
     Stage,
     ThreadEnd,
-    ThreadPolicy,
     TokenCounter,
     assemble,
     gap_text,
-    make_counter,
     merge_notices,
     message_tokens,
     messages_from_json,
     plan_prune,
-    policy_preset,
     stage_for,
     thread_end,
 )
 from kioku.errors import ValidationError
+from kioku.service.context.settings import make_token_counter, thread_policy, window_policy
+from kioku.service.context.topic import ThreadTopic
+from kioku.service.context.window import (
+    SYSTEM,
+    USER,
+    CachedCounter,
+    Entry,
+    Turn,
+    WorkingMemoryStats,
+    read_window,
+    window_json,
+)
 
 if TYPE_CHECKING:
-    from kioku.service.kioku import Kioku
+    from kioku.service.engine import Engine
 
-__all__ = ["WorkingMemory", "WorkingMemoryStats"]
+__all__ = ["WorkingMemory"]
 
 _log = logging.getLogger(__name__)
-
-#: Characters of one tool result kept in the long-term memory of its turn.
-TOOL_RESULT_CHARS: Final = 2000
-_SYSTEM: Final = "system"
-_USER: Final = "user"
-
-
-@dataclass(slots=True)
-class _Turn:
-    """A user message and what followed it until the next user message."""
-
-    number: int
-    thread: int
-    at: datetime
-    parts: list[tuple[str, str]] = field(default_factory=list)  # (role, content)
-    left: bool = False
-    stored: bool = False
-    memory_id: str | None = None
-
-    @property
-    def user(self) -> str:
-        return "\n\n".join(c for r, c in self.parts if r == _USER)
-
-    @property
-    def replies(self) -> str:
-        out = []
-        for role, content in self.parts:
-            if role == _USER:
-                continue
-            if role == "assistant":
-                out.append(content)
-            else:
-                text = content
-                if len(text) > TOOL_RESULT_CHARS:
-                    text = text[:TOOL_RESULT_CHARS] + f" …[{len(content) - TOOL_RESULT_CHARS} more]"
-                out.append(f"[{role}] {text}")
-        return "\n\n".join(out)
-
-
-@dataclass(slots=True)
-class _Entry:
-    """One message of the window with its turn and time."""
-
-    message: Message
-    turn: _Turn | None  # None: a system message, a summary or a notice
-
-
-@dataclass(frozen=True, slots=True)
-class WorkingMemoryStats:
-    """Where the window stands."""
-
-    messages: int
-    tokens: int
-    max_tokens: int
-    usage: float
-    stage: Stage
-    turns_seen: int
-    turns_in_window: int
-    turns_stored: int
-    turns_pending: int
-    threads: int
-    prunes: int
-    last_thread_end: str | None
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "messages": self.messages,
-            "tokens": self.tokens,
-            "max_tokens": self.max_tokens,
-            "usage": round(self.usage, 4),
-            "stage": self.stage.value,
-            "turns_seen": self.turns_seen,
-            "turns_in_window": self.turns_in_window,
-            "turns_stored": self.turns_stored,
-            "turns_pending": self.turns_pending,
-            "threads": self.threads,
-            "prunes": self.prunes,
-            "last_thread_end": self.last_thread_end,
-        }
-
-
-class _CachedCounter:
-    """A token counter that remembers the count of each text it has seen in this window."""
-
-    def __init__(self, inner: TokenCounter) -> None:
-        self.inner = inner
-        self._cache: dict[str, int] = {}
-
-    @property
-    def name(self) -> str:
-        return self.inner.name
-
-    def count(self, text: str) -> int:
-        n = self._cache.get(text)
-        if n is None:
-            n = self._cache[text] = self.inner.count(text)
-        return n
-
-    def forget(self, keep: Iterable[str]) -> None:
-        kept = set(keep)
-        self._cache = {t: n for t, n in self._cache.items() if t in kept}
-
-
-def _setting(value: Any, configured: Any, default: Any) -> Any:
-    if value is not None:
-        return value
-    return configured if configured is not None else default
 
 
 class WorkingMemory:
@@ -193,7 +91,7 @@ class WorkingMemory:
         max_tokens: int | None = None,
         preset: str | None = None,
         *,
-        kioku: Kioku | None = None,
+        kioku: Engine | None = None,
         session_id: str | None = None,
         tokenizer: str | TokenCounter | None = None,
         summaries: bool | None = None,
@@ -208,61 +106,26 @@ class WorkingMemory:
         clock: Callable[[], datetime] | None = None,
     ) -> None:
         cfg = kioku.config.context if kioku is not None else None
-        preset_name = _setting(preset, cfg.preset if cfg else None, "balanced")
-        overrides: dict[str, Any] = {}
-        budget = _setting(max_tokens, (cfg.max_tokens or None) if cfg else None, None)
-        if budget is not None:
-            overrides["max_tokens"] = budget
-        overrides["summaries"] = bool(_setting(summaries, cfg.summaries if cfg else None, True))
-        overrides["keep_last"] = _setting(keep_last, cfg.keep_last if cfg else None, 2)
-        if cfg is not None:
-            overrides["min_gap_for_summary"] = cfg.min_gap_for_summary
-            importance: dict[str, Any] = {}
-            if cfg.important_keywords:
-                importance["keywords"] = tuple(cfg.important_keywords)
-            if cfg.importance_markers:
-                importance["markers"] = tuple(cfg.importance_markers)
-            if importance:
-                overrides["importance"] = ImportanceConfig(**importance)
-        self.policy: ContextPolicy = policy_preset(preset_name, **overrides)
-        spec = _setting(tokenizer, cfg.tokenizer if cfg else None, "estimate")
-        counter = make_counter(spec) if isinstance(spec, str) else spec
-        self._counter = _CachedCounter(counter)
+        self.policy: ContextPolicy = window_policy(cfg, max_tokens, preset, summaries, keep_last)
+        self._counter = CachedCounter(make_token_counter(cfg, tokenizer))
         self.kioku = kioku
         #: Whether turns that leave are written to ``kioku`` (False: they are let go).
         self.remember = remember and kioku is not None
         self.session_id = session_id or f"wm-{secrets.token_hex(6)}"
         self._summarizer = summarizer
         self.auto_prune = auto_prune
+        self._topic = ThreadTopic(kioku)
         self._clock = clock or (kioku.clock.now if kioku is not None else _local_now)
 
-        similarity = float(
-            _setting(thread_similarity, cfg.thread_similarity if cfg else None, 0.75)
+        self.threads_policy = thread_policy(
+            cfg, thread_similarity, thread_idle_minutes, max_turns, semantic=self._topic.semantic
         )
-        idle = float(_setting(thread_idle_minutes, cfg.thread_idle_minutes if cfg else None, 10))
-        turns = int(_setting(max_turns, cfg.max_turns if cfg else None, 12))
-        if not 0 <= similarity <= 1 or idle < 0 or turns < 1:
-            raise ValidationError(
-                "thread settings",
-                (similarity, idle, turns),
-                "thread_similarity 0-1, thread_idle_minutes >= 0, max_turns >= 1",
-            )
-        thread_kwargs: dict[str, Any] = {
-            "similarity_threshold": similarity if similarity > 0 and self._semantic() else None,
-            "idle_seconds": idle * 60 if idle > 0 else math.inf,
-            "max_turns": turns,
-        }
-        if cfg is not None and cfg.topic_phrases:
-            thread_kwargs["topic_phrases"] = tuple(cfg.topic_phrases)
-        self.threads_policy = ThreadPolicy(**thread_kwargs)
 
-        self._window: list[_Entry] = []
-        self._turns: list[_Turn] = []  # every turn not yet stored, plus those in the window
+        self._window: list[Entry] = []
+        self._turns: list[Turn] = []  # every turn not yet stored, plus those in the window
         self._turn_count = 0
         self._thread = 1
-        self._thread_turns: list[_Turn] = []
-        self._thread_vector: Any = None
-        self._pending_vector: Any = None
+        self._thread_turns: list[Turn] = []
         self._last_at: datetime | None = None
         self._stored = 0
         self._prunes = 0
@@ -316,15 +179,15 @@ class WorkingMemory:
             raise ValidationError("content", content, "a string")
         now = at or self._clock()
         message = Message(role.strip(), content)
-        if message.role == _USER:
+        if message.role == USER:
             self._new_turn(message, now)
-            entry = _Entry(message, self._thread_turns[-1])
-        elif message.role == _SYSTEM:
-            entry = _Entry(message, None)
+            entry = Entry(message, self._thread_turns[-1])
+        elif message.role == SYSTEM:
+            entry = Entry(message, None)
         else:
             turn = self._current_turn(now)
             turn.parts.append((message.role, content))
-            entry = _Entry(message, turn)
+            entry = Entry(message, turn)
         self._window.append(entry)
         self._last_at = now
         self._store_ready()
@@ -409,22 +272,22 @@ class WorkingMemory:
 
     # -- turns and threads -----------------------------------------------------------------
 
-    def _current_turn(self, now: datetime) -> _Turn:
+    def _current_turn(self, now: datetime) -> Turn:
         if self._thread_turns:
             return self._thread_turns[-1]
         # replies before any user message (a greeting): a turn of their own
         return self._start_turn(now)
 
-    def _start_turn(self, now: datetime) -> _Turn:
+    def _start_turn(self, now: datetime) -> Turn:
         self._turn_count += 1
-        turn = _Turn(self._turn_count, self._thread, now)
+        turn = Turn(self._turn_count, self._thread, now)
         self._turns.append(turn)
         self._thread_turns.append(turn)
         return turn
 
     def _new_turn(self, message: Message, now: datetime) -> None:
         if self._thread_turns:
-            similarity = self._similarity(message.content)
+            similarity = self._topic.similarity(message.content, self._similarity_rule)
             end = thread_end(
                 previous_at=self._last_at,
                 now=now,
@@ -445,55 +308,19 @@ class WorkingMemory:
                     self._leave(turn)
                 self._thread_turns = []
                 self._thread += 1
-                self._thread_vector = None
+                self._topic.reset()
                 self._last_end = end
         turn = self._start_turn(now)
-        turn.parts.append((_USER, message.content))
-        self._note_vector(message.content)
+        turn.parts.append((USER, message.content))
+        self._topic.note(message.content, self._similarity_rule)
 
-    def _leave(self, turn: _Turn) -> None:
+    def _leave(self, turn: Turn) -> None:
         turn.left = True
         self._window = [e for e in self._window if e.turn is not turn]
 
-    def _semantic(self) -> bool:
-        if self.kioku is None:
-            return False
-        try:
-            model = self.kioku.embedder.model_id
-        except Exception:  # an embedder that cannot start: no similarity rule
-            return False
-        return not model.startswith("offline")
-
-    def _vector(self, text: str) -> Any:
-        if self.threads_policy.similarity_threshold is None or self.kioku is None:
-            return None
-        try:
-            return self.kioku.embedder.embed([text])[0]
-        except Exception as exc:  # the rule is skipped, the turn is not lost
-            _log.warning("thread similarity unavailable: %s", exc)
-            return None
-
-    def _similarity(self, text: str) -> float | None:
-        if self._thread_vector is None:
-            return None
-        vector = self._vector(text)
-        if vector is None:
-            return None
-        norm = float((self._thread_vector @ self._thread_vector) ** 0.5)
-        if norm == 0:
-            return None
-        self._pending_vector = vector
-        return float(vector @ self._thread_vector) / norm
-
-    def _note_vector(self, text: str) -> None:
-        vector, self._pending_vector = self._pending_vector, None
-        if vector is None:
-            vector = self._vector(text)
-        if vector is None:
-            return
-        self._thread_vector = (
-            vector if self._thread_vector is None else self._thread_vector + vector
-        )
+    @property
+    def _similarity_rule(self) -> bool:
+        return self.threads_policy.similarity_threshold is not None
 
     # -- pruning -----------------------------------------------------------------------------
 
@@ -502,12 +329,12 @@ class WorkingMemory:
         message missing from it has left; new messages (summaries, notices, shortened
         messages) belong to no turn."""
         by_id = {id(e.message): e for e in self._window}
-        window: list[_Entry] = []
+        window: list[Entry] = []
         kept: set[int] = set()
         for message in merge_notices(result):
             entry = by_id.get(id(message))
             if entry is None:
-                window.append(_Entry(message, None))
+                window.append(Entry(message, None))
             else:
                 window.append(entry)
                 kept.add(id(message))
@@ -545,8 +372,11 @@ class WorkingMemory:
             if not turn.user.strip() and not turn.replies.strip():
                 turn.stored = True
                 continue
+            from kioku.service.remember.storing import remember_turn
+
             try:
-                memory, _ = self.kioku.remember_turn(
+                memory, _ = remember_turn(
+                    self.kioku,
                     turn.user,
                     turn.replies,
                     at=turn.at,
@@ -577,33 +407,18 @@ class WorkingMemory:
         """Keep the window and every turn not yet remembered in the store (one small write)."""
         if not self.durable or self.kioku is None:
             return
-        turns = {t.number: t for t in (*self._turns, *self._thread_turns)}
-        data = {
-            "format": 1,
-            "turn_count": self._turn_count,
-            "thread": self._thread,
-            "last_at": self._last_at.isoformat() if self._last_at else None,
-            "stored": self._stored,
-            "prunes": self._prunes,
-            "thread_turns": [t.number for t in self._thread_turns],
-            "turns": [
-                {
-                    "n": t.number,
-                    "thread": t.thread,
-                    "at": t.at.isoformat(),
-                    "parts": t.parts,
-                    "left": t.left,
-                    "stored": t.stored,
-                }
-                for t in turns.values()
-            ],
-            "window": [
-                [e.message.role, e.message.content, e.turn.number if e.turn else None]
-                for e in self._window
-            ],
-        }
         try:
-            self.kioku.store.set_state(self._state_key, json.dumps(data, ensure_ascii=False))
+            kept = window_json(
+                turn_count=self._turn_count,
+                thread=self._thread,
+                last_at=self._last_at,
+                stored=self._stored,
+                prunes=self._prunes,
+                turns=(*self._turns, *self._thread_turns),
+                thread_turns=self._thread_turns,
+                window=self._window,
+            )
+            self.kioku.store.set_state(self._state_key, kept)
         except Exception as exc:  # the conversation goes on; the next change tries again
             _log.warning("working memory not kept in the store: %s", exc)
 
@@ -614,30 +429,15 @@ class WorkingMemory:
         if not raw:
             return
         try:
-            data = json.loads(raw)
-            turns = {
-                int(d["n"]): _Turn(
-                    int(d["n"]),
-                    int(d["thread"]),
-                    datetime.fromisoformat(d["at"]),
-                    [(str(r), str(c)) for r, c in d["parts"]],
-                    bool(d["left"]),
-                    bool(d["stored"]),
-                )
-                for d in data["turns"]
-            }
-            window = [
-                _Entry(Message(str(role), str(content)), turns[n] if n is not None else None)
-                for role, content, n in data["window"]
-            ]
-            thread_turns = [turns[int(n)] for n in data["thread_turns"]]
-            last_at = datetime.fromisoformat(data["last_at"]) if data["last_at"] else None
+            data, turns, window, thread_turns, last_at = read_window(raw)
         except (ValueError, KeyError, TypeError) as exc:
             _log.warning("the kept working memory of %s is unreadable: %s", self.session_id, exc)
             return
         pending = [t for t in turns.values() if t.left and not t.stored]
         if pending:  # written just before a crash, perhaps: never twice
-            known = self.kioku.known_source_ids()
+            from kioku.service.remember.known import known_source_ids
+
+            known = known_source_ids(self.kioku)
             for turn in pending:
                 if f"{self.session_id}:{turn.number}" in known:
                     turn.stored = True

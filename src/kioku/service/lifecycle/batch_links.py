@@ -21,7 +21,7 @@ from kioku.core.model import Memory
 from kioku.ports.store import MemoryFilter, Order
 
 if TYPE_CHECKING:
-    from kioku.service.kioku import Kioku
+    from kioku.service.engine import Engine
 
 __all__ = [
     "Linked",
@@ -46,7 +46,7 @@ class Linked:
 
 
 def link_day(
-    kioku: Kioku,
+    engine: Engine,
     snap: Snapshot,
     scope_of: dict[str, int],
     moment: datetime,
@@ -59,9 +59,9 @@ def link_day(
     fresh = (new | changed) & set(active)
     if not fresh:
         return []
-    cfg = kioku.config.relations
-    store = kioku.store
-    model = kioku.embedder.model_id
+    cfg = engine.config.relations
+    store = engine.store
+    model = engine.embedder.model_id
     added: list[Linked] = []
     by_scope: dict[int, list[str]] = {}
     for memory_id in sorted(fresh):
@@ -74,7 +74,7 @@ def link_day(
         row = {memory_id: n for n, memory_id in enumerate(ids)}
         keep = [i for i, memory_id in enumerate(ids) if memory_id in active]
         typed = _typed(
-            kioku, user, agent, [m for m in members if m in new], ids, matrix, row, keep, active
+            engine, user, agent, [m for m in members if m in new], ids, matrix, row, keep, active
         )
         chosen = choose(
             typed,
@@ -107,7 +107,7 @@ def link_day(
 
 
 def _typed(
-    kioku: Kioku,
+    engine: Engine,
     user: str,
     agent: str,
     new: Sequence[str],
@@ -121,7 +121,7 @@ def _typed(
     and the turn before it in its session are the candidates."""
     if not new:
         return []
-    store = kioku.store
+    store = engine.store
     memories = {m.id: m for m in store.get_many(list(new))}
     pool = np.asarray(keep, dtype=np.int64)
     wanted: dict[str, dict[str, float]] = {}
@@ -140,7 +140,7 @@ def _typed(
                     sims[other] = float(scores[j])
                 if len(sims) >= CANDIDATES:
                     break
-        before = _session_predecessor(kioku, user, agent, memory)
+        before = _session_predecessor(engine, user, agent, memory)
         if before is not None and before in active:
             sims.setdefault(before, _similarity(matrix, row, memory_id, before))
         wanted[memory_id] = sims
@@ -173,11 +173,11 @@ def _similarity(matrix: npt.NDArray[np.float32], row: dict[str, int], a: str, b:
     return float(matrix[row[a]] @ matrix[row[b]])
 
 
-def _session_predecessor(kioku: Kioku, user: str, agent: str, memory: Memory) -> str | None:
+def _session_predecessor(engine: Engine, user: str, agent: str, memory: Memory) -> str | None:
     """The active memory of the same session made just before ``memory``."""
     if not memory.session_id:
         return None
-    found = kioku.store.list(
+    found = engine.store.list(
         MemoryFilter(
             user_id=user,
             agent_id=agent,

@@ -17,7 +17,7 @@ from kioku.ports.analyzer import Compressed
 from kioku.ports.store import MemoryPatch
 
 if TYPE_CHECKING:
-    from kioku.service.kioku import Kioku
+    from kioku.service.engine import Engine
 
 __all__ = ["apply_transitions", "compress_steps", "text_key"]
 
@@ -30,23 +30,23 @@ def text_key(memory: Memory, target: int) -> str:
 
 
 def compress_steps(
-    kioku: Kioku, memory: Memory, from_level: int, to_level: int
+    engine: Engine, memory: Memory, from_level: int, to_level: int
 ) -> list[Compressed]:
     """The texts of each step from ``from_level`` down to ``min(to_level, 3)``."""
     steps: list[Compressed] = []
     trigger, content = memory.trigger, memory.content
     for level in range(from_level, min(to_level, Level.TRACE)):
         if level == Level.FULL:
-            out = kioku.analyzer.summarize(trigger, content)
+            out = engine.analyzer.summarize(trigger, content)
         else:
-            out = kioku.analyzer.extract_keywords(trigger, content)
+            out = engine.analyzer.extract_keywords(trigger, content)
         steps.append(out)
         trigger, content = out.trigger, out.content
     return steps
 
 
 def apply_transitions(
-    kioku: Kioku,
+    engine: Engine,
     plan: DayPlan,
     snap: Snapshot,
     moment: datetime,
@@ -57,7 +57,7 @@ def apply_transitions(
     """Rewrite, re-embed and archive the memories that move down; returns those re-embedded."""
     if not plan.transitions:
         return set()
-    store = kioku.store
+    store = engine.store
     pop = snap.population
     memories = {m.id: m for m in store.get_many([t.memory_id for t in plan.transitions])}
     rewritten: dict[str, tuple[Transition, Memory, list[Compressed]]] = {}
@@ -68,14 +68,14 @@ def apply_transitions(
         steps: list[Compressed] = []
         if t.from_level < min(t.to_level, Level.TRACE):
             steps = prefetched.get(text_key(memory, t.to_level)) or compress_steps(
-                kioku, memory, t.from_level, t.to_level
+                engine, memory, t.from_level, t.to_level
             )
         rewritten[t.memory_id] = (t, memory, steps)
     # Step 3.5: new vectors for every rewritten text, in one call.
     embed_ids = [mid for mid, (_, _, steps) in rewritten.items() if steps]
     vectors: dict[str, Embedding] = {}
     if embed_ids:
-        embedder = kioku.embedder
+        embedder = engine.embedder
         texts = [
             f"{rewritten[mid][2][-1].trigger}\n{rewritten[mid][2][-1].content}" for mid in embed_ids
         ]

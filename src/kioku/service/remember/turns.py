@@ -20,7 +20,7 @@ from kioku.core.validate import check_created, check_provenance_id
 from kioku.errors import ValidationError
 from kioku.ports.analyzer import Analysis
 from kioku.ports.store import MemoryFilter
-from kioku.service.drafts import MemoryDraft
+from kioku.service.remember.drafts import MemoryDraft
 
 if TYPE_CHECKING:
     from kioku.ports.store import Store

@@ -18,7 +18,7 @@ from kioku.core.timefmt import format_ts, parse_ts
 from kioku.errors import KiokuError
 
 if TYPE_CHECKING:
-    from kioku.service.kioku import Kioku
+    from kioku.service.engine import Engine
 
 __all__ = [
     "AHEAD_TOLERANCE",
@@ -37,7 +37,7 @@ __all__ = [
     "warn",
 ]
 
-_log = logging.getLogger("kioku.service.batch")
+_log = logging.getLogger("kioku.service.lifecycle.batch")
 
 #: ``state`` keys: the date of the last day applied, and when a batch last finished (spec).
 LAST_DAY_KEY: Final = "batch_last_day"
@@ -170,31 +170,31 @@ def _lock_fd(fd: int) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
 
 
-def last_day(kioku: Kioku) -> date | None:
+def last_day(engine: Engine) -> date | None:
     """The last batch day applied; for a store whose batches ran before kioku kept the day
     (spec 000 keeps only ``last_compression_run``), the day that run belonged to."""
-    raw = kioku.store.get_state(LAST_DAY_KEY)
+    raw = engine.store.get_state(LAST_DAY_KEY)
     if raw is not None:
         with contextlib.suppress(ValueError):
             return date.fromisoformat(raw)
-    run = last_run(kioku)
+    run = last_run(engine)
     if run is None:
         return None
-    return latest_due_day(run, kioku.config.compression.schedule_hour)
+    return latest_due_day(run, engine.config.compression.schedule_hour)
 
 
-def last_run(kioku: Kioku) -> datetime | None:
-    raw = kioku.store.get_state(LAST_RUN_KEY)
+def last_run(engine: Engine) -> datetime | None:
+    raw = engine.store.get_state(LAST_RUN_KEY)
     try:
-        return None if raw is None else parse_ts(raw, kioku.clock.now().tzinfo or UTC)
+        return None if raw is None else parse_ts(raw, engine.clock.now().tzinfo or UTC)
     except ValueError:
         return None
 
 
-def warn(kioku: Kioku, report: BatchReport, message: str) -> None:
+def warn(engine: Engine, report: BatchReport, message: str) -> None:
     report.warnings.append(message)
-    if kioku.on_warning is not None:
-        kioku.on_warning(message)
+    if engine.on_warning is not None:
+        engine.on_warning(message)
     else:
         _log.warning("%s", message)
 

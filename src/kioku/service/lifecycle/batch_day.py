@@ -1,35 +1,18 @@
-"""The nightly batch: plan each due day (kioku.core.lifecycle), then apply it in one transaction.
-
-Order of one day, as spec 000's 圧縮処理の内容 lays it out: recall reinforcement or +1 day,
-retention, threshold compression with re-embedding, ratio enforcement, archive, relation
-integrity and direction, auto-linking, revival of requested archived memories, auto-delete,
-and the day is recorded as done. Everything of one day is written in one transaction together
-with the record that the day is done, so a kill at any moment leaves either the whole day or
-none of it, and running again applies each day exactly once.
-
-Compressing with a real LLM takes time, so the texts are made before the transaction from a
-first plan and reused inside it when the memory has not changed meanwhile; the transaction
-re-reads and re-plans, so recalls and new memories that arrive in between are never lost.
+"""One day of the nightly batch: its plan as of the day's batch time, the compression texts
+made before the transaction, and every write and log row of the day in one transaction, in the
+order of spec 000's 圧縮処理の内容 (see :mod:`.batch`).
 """
 
 from __future__ import annotations
 
-import logging
 import time
 from collections import Counter
-from collections.abc import Callable
 from datetime import date, datetime, timedelta
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from kioku.core.lifecycle.days import (
-    MAX_CATCH_UP_DAYS,
-    batch_moment,
-    due_days,
-    latest_due_day,
-)
+from kioku.core.lifecycle.days import batch_moment
 from kioku.core.lifecycle.links import review_links
 from kioku.core.lifecycle.log import Event, LogEntry
 from kioku.core.lifecycle.plan import DayPlan, Snapshot, plan_day
@@ -37,148 +20,33 @@ from kioku.core.model import Level
 from kioku.core.timefmt import format_ts
 from kioku.ports.analyzer import Compressed
 from kioku.ports.store import MemoryPatch
-from kioku.service.batch_compress import apply_transitions, compress_steps, text_key
-from kioku.service.batch_links import (
+from kioku.service.lifecycle.batch_compress import apply_transitions, compress_steps, text_key
+from kioku.service.lifecycle.batch_links import (
     active_nodes,
     link_day,
     scope_lookup,
     snapshot_links,
     surviving_links,
 )
-from kioku.service.batch_state import (
-    AHEAD_TOLERANCE,
-    LAST_DAY_KEY,
-    LAST_RUN_KEY,
-    BatchAheadError,
-    BatchLockedError,
-    BatchReport,
-    DaySummary,
-    batch_lock,
-    behind_message,
-    check_ahead,
-    last_day,
-    last_run,
-    left_message,
-    warn,
-)
+from kioku.service.lifecycle.batch_state import LAST_DAY_KEY, LAST_RUN_KEY, DaySummary, last_day
 
 if TYPE_CHECKING:
-    from kioku.service.kioku import Kioku
+    from kioku.service.engine import Engine
 
-__all__ = [
-    "AHEAD_TOLERANCE",
-    "LAST_DAY_KEY",
-    "LAST_RUN_KEY",
-    "BatchAheadError",
-    "BatchLockedError",
-    "BatchReport",
-    "DaySummary",
-    "batch_lock",
-    "check_ahead",
-    "last_day",
-    "last_run",
-    "run_batches",
-]
-
-_log = logging.getLogger(__name__)
-
-Progress = Callable[[str, int, int], None]
+__all__ = ["plan_of", "run_day", "summarize"]
 
 
-def run_batches(
-    kioku: Kioku,
-    *,
-    now: datetime | None = None,
-    dry_run: bool = False,
-    progress: Progress | None = None,
-    lock_path: Path | None = None,
-    auto: bool = False,
-) -> BatchReport:
-    """Apply every due batch day up to ``now`` (default: the clock), oldest first.
-
-    ``auto`` is a batch nobody asked for by hand (the scheduler's, or the overdue fallback's):
-    it applies at most ``batch.max_auto_catch_up_days`` days after the last batch day and
-    leaves the rest, with a warning naming the command that applies them, so a clock set
-    years ahead ages the store by that many days at most. A ``now`` before the last batch day
-    (a clock that went backwards) does nothing, with a warning.
-    """
-    moment_now = now or kioku.clock.now()
-    hour = kioku.config.compression.schedule_hour
-    try:
-        with batch_lock(lock_path):
-            done = last_day(kioku)
-            if done is not None and latest_due_day(moment_now, hour) < done:
-                report = BatchReport(status="clock_behind", last_day=done.isoformat())
-                warn(kioku, report, behind_message(done, moment_now))
-                return report
-            days = due_days(done, moment_now, hour)
-            limit = kioku.config.batch.max_auto_catch_up_days
-            left = 0
-            latest = latest_due_day(moment_now, hour)
-            if auto and done is not None:
-                # From the last batch day forward, never from the clock backward.
-                total = (latest - done).days
-                days = [done + timedelta(days=n) for n in range(1, min(total, limit) + 1)]
-                left = total - len(days)
-            if done is not None and days and (days[0] - done).days > 1:
-                skipped = (days[0] - done).days - 1
-                skipped_message = (
-                    f"the last batch day was {done.isoformat()}: catching up at most "
-                    f"{MAX_CATCH_UP_DAYS} days, so {skipped} older day(s) are not replayed"
-                )
-            else:
-                skipped_message = ""
-            report = BatchReport(
-                status="up_to_date" if not days else ("dry_run" if dry_run else "done"),
-                due=[d.isoformat() for d in days],
-                last_day=None if done is None else done.isoformat(),
-                left_due=left,
-            )
-            if skipped_message:
-                warn(kioku, report, skipped_message)
-            if left:
-                warn(kioku, report, left_message(done, moment_now, days, latest, left, limit))
-            if dry_run:
-                if days:
-                    report.days.append(_dry_run(kioku, days[0], moment_now))
-                return report
-            for n, day in enumerate(days):
-                if progress is not None:
-                    progress(f"day {day.isoformat()}", n, len(days))
-                summary = _run_day(kioku, day, moment_now)
-                if summary is not None:
-                    report.days.append(summary)
-                    report.last_day = summary.day
-            return report
-    except BatchLockedError:
-        return BatchReport(status="already_running")
-
-
-def _plan(kioku: Kioku, day: date, like: datetime) -> tuple[datetime, Snapshot, DayPlan]:
+def plan_of(engine: Engine, day: date, like: datetime) -> tuple[datetime, Snapshot, DayPlan]:
     """Read the store as of ``day``'s batch time and plan that day: (moment, snapshot, plan)."""
-    hour = kioku.config.compression.schedule_hour
+    hour = engine.config.compression.schedule_hour
     moment = batch_moment(day, hour, like)
     previous = batch_moment(day - timedelta(days=1), hour, like)
-    snap = kioku.store.batch_snapshot(moment)
-    plan = plan_day(snap.population, snap.archived, kioku.config, moment, previous)
+    snap = engine.store.batch_snapshot(moment)
+    plan = plan_day(snap.population, snap.archived, engine.config, moment, previous)
     return moment, snap, plan
 
 
-def _dry_run(kioku: Kioku, day: date, like: datetime) -> DaySummary:
-    moment, snap, plan = _plan(kioku, day, like)
-    summary = _summary(day, moment, snap, plan)
-    active = active_nodes(snap, plan)
-    for r in plan.revivals:
-        active.pop(r.memory_id, None)  # as in the real run: revived after linking
-    changes = review_links(
-        snapshot_links(snap), active, kioku.config.relations.score_proximity_threshold
-    )
-    summary.unlinked = sum(1 for _, why in changes.removed if why == "inactive")
-    summary.turned = sum(1 for _, why in changes.removed if why == "turned")
-    return summary
-
-
-def _summary(day: date, moment: datetime, snap: Snapshot, plan: DayPlan) -> DaySummary:
+def summarize(day: date, moment: datetime, snap: Snapshot, plan: DayPlan) -> DaySummary:
     steps: Counter[str] = Counter()
     for t in plan.transitions:
         for a in range(t.from_level, min(t.to_level, Level.TRACE)):
@@ -205,17 +73,17 @@ def _summary(day: date, moment: datetime, snap: Snapshot, plan: DayPlan) -> DayS
 # -- compression texts ---------------------------------------------------------------------
 
 
-def _prefetch(kioku: Kioku, day: date, like: datetime) -> dict[str, list[Compressed]]:
+def _prefetch(engine: Engine, day: date, like: datetime) -> dict[str, list[Compressed]]:
     """Compression texts for the day's planned transitions, made outside the transaction."""
-    _, _, plan = _plan(kioku, day, like)
+    _, _, plan = plan_of(engine, day, like)
     texts: dict[str, list[Compressed]] = {}
     wanted = [t for t in plan.transitions if t.from_level < min(t.to_level, Level.TRACE) + 1]
-    memories = {m.id: m for m in kioku.store.get_many([t.memory_id for t in wanted])}
+    memories = {m.id: m for m in engine.store.get_many([t.memory_id for t in wanted])}
     for t in wanted:
         memory = memories.get(t.memory_id)
         if memory is not None and t.from_level < min(t.to_level, Level.TRACE):
             texts[text_key(memory, t.to_level)] = compress_steps(
-                kioku, memory, t.from_level, t.to_level
+                engine, memory, t.from_level, t.to_level
             )
     return texts
 
@@ -223,30 +91,30 @@ def _prefetch(kioku: Kioku, day: date, like: datetime) -> dict[str, list[Compres
 # -- one day -------------------------------------------------------------------------------
 
 
-def _run_day(kioku: Kioku, day: date, like: datetime) -> DaySummary | None:
+def run_day(engine: Engine, day: date, like: datetime) -> DaySummary | None:
     started = time.perf_counter()
-    offline = kioku.analyzer.name.startswith("offline")
-    prefetched = {} if offline else _prefetch(kioku, day, like)
-    store = kioku.store
+    offline = engine.analyzer.name.startswith("offline")
+    prefetched = {} if offline else _prefetch(engine, day, like)
+    store = engine.store
     with store.atomic():
-        done = last_day(kioku)
+        done = last_day(engine)
         if done is not None and done >= day:
             return None  # another process applied it meanwhile
-        summary = _apply_day(kioku, day, like, prefetched)
+        summary = _apply_day(engine, day, like, prefetched)
         store.set_state(LAST_DAY_KEY, day.isoformat())
-        store.set_state(LAST_RUN_KEY, format_ts(kioku.clock.now()))
+        store.set_state(LAST_RUN_KEY, format_ts(engine.clock.now()))
     summary.seconds = time.perf_counter() - started
     return summary
 
 
 def _apply_day(
-    kioku: Kioku, day: date, like: datetime, prefetched: dict[str, list[Compressed]]
+    engine: Engine, day: date, like: datetime, prefetched: dict[str, list[Compressed]]
 ) -> DaySummary:
-    cfg = kioku.config
-    store = kioku.store
-    moment, snap, plan = _plan(kioku, day, like)
+    cfg = engine.config
+    store = engine.store
+    moment, snap, plan = plan_of(engine, day, like)
     pop, arc = snap.population, snap.archived
-    summary = _summary(day, moment, snap, plan)
+    summary = summarize(day, moment, snap, plan)
     stamp = day.isoformat()
     log: list[LogEntry] = []
 
@@ -289,7 +157,7 @@ def _apply_day(
             )
         )
     # Steps 3, 3.5, 4 and the archive: compression (with new vectors), forced or not.
-    changed = apply_transitions(kioku, plan, snap, moment, prefetched, log, entry)
+    changed = apply_transitions(engine, plan, snap, moment, prefetched, log, entry)
     # Steps 5–6: relations to inactive memories go, reversed ones are turned.
     active = active_nodes(snap, plan)
     for r in plan.revivals:
@@ -324,7 +192,7 @@ def _apply_day(
         first = plan.fresh | plan.caught_up  # new here, or imported with an older date
         new = {str(pop.ids[i]) for i in np.flatnonzero(first).tolist()}
         new -= {t.memory_id for t in plan.archived_today}
-        for made in link_day(kioku, snap, scope_of, moment, new, changed, existing, active):
+        for made in link_day(engine, snap, scope_of, moment, new, changed, existing, active):
             summary.linked += 1
             details: dict[str, object] = {
                 "target": made.link.target,

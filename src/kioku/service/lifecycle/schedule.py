@@ -31,7 +31,7 @@ from kioku.core.lifecycle.days import batch_moment, due_days, is_overdue
 from kioku.core.timefmt import format_ts
 
 if TYPE_CHECKING:
-    from kioku.service.kioku import Kioku
+    from kioku.service.engine import Engine
 
 __all__ = [
     "AUTO_BATCH_ENV",
@@ -80,15 +80,15 @@ class BatchStatus:
         }
 
 
-def batch_status(kioku: Kioku, now: datetime | None = None) -> BatchStatus:
-    """The batch state of ``kioku``'s store: the fallback trigger of the spec is
+def batch_status(engine: Engine, now: datetime | None = None) -> BatchStatus:
+    """The batch state of ``engine``'s store: the fallback trigger of the spec is
     ``is_overdue(last_compression_run)`` and at least one day due."""
-    from kioku.service.batch_state import last_day, last_run
+    from kioku.service.lifecycle.batch_state import last_day, last_run
 
-    moment = now or kioku.clock.now()
-    compression = kioku.config.compression
-    done = last_day(kioku)
-    ran = last_run(kioku)
+    moment = now or engine.clock.now()
+    compression = engine.config.compression
+    done = last_day(engine)
+    ran = last_run(engine)
     due = tuple(due_days(done, moment, compression.schedule_hour))
     overdue = bool(due) and is_overdue(ran, moment, compression.interval_hours)
     if due:

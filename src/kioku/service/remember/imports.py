@@ -23,9 +23,11 @@ from kioku.core.validate import (
     check_turn_text,
 )
 from kioku.errors import ValidationError
+from kioku.service.remember.known import known_source_ids
+from kioku.service.remember.storing import remember_turn
 
 if TYPE_CHECKING:
-    from kioku.service.kioku import Kioku
+    from kioku.service.engine import Engine
 
 __all__ = [
     "ImportPlan",
@@ -77,7 +79,7 @@ class ImportResult:
     imported: int = 0
     #: Lines whose source id was already stored (or came earlier in the file).
     skipped: int = 0
-    #: Turns already stored as they are (exact duplicates, see kioku.service.turns).
+    #: Turns already stored as they are (exact duplicates, see kioku.service.remember.turns).
     duplicates: int = 0
     memory_ids: list[str] = field(default_factory=list)
 
@@ -173,7 +175,7 @@ def read_import(data: bytes, *, tz: tzinfo, now: datetime) -> ImportPlan:
 
 
 def import_turns(
-    kioku: Kioku, turns: Sequence[ImportTurn], *, batch_size: int | None = None
+    engine: Engine, turns: Sequence[ImportTurn], *, batch_size: int | None = None
 ) -> ImportResult:
     """Remember each turn whose source id is not stored yet.
 
@@ -182,17 +184,18 @@ def import_turns(
     A failure stops the import with the transaction in progress undone; the turns stored
     before it carry their source ids, so running the import again resumes it.
     """
-    offline = kioku.config.llm.provider == "offline"
+    offline = engine.config.llm.provider == "offline"
     size = max(1, batch_size or (OFFLINE_BATCH if offline else 1))
     result = ImportResult()
-    known = kioku.known_source_ids() if any(t.source_id for t in turns) else set()
+    known = known_source_ids(engine) if any(t.source_id for t in turns) else set()
     for start in range(0, len(turns), size):
-        with kioku.store.atomic():
+        with engine.store.atomic():
             for turn in turns[start : start + size]:
                 if turn.source_id is not None and turn.source_id in known:
                     result.skipped += 1
                     continue
-                remembered = kioku.remember_turn(
+                remembered = remember_turn(
+                    engine,
                     turn.user,
                     turn.assistant,
                     at=turn.at,

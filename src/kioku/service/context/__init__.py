@@ -1,0 +1,1 @@
+"""Context: the working memory of a conversation, kept within its token budget."""

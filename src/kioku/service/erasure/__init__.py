@@ -1,0 +1,1 @@
+"""Erasure: forgetting a memory, erasing a person, and the backups that may still hold them."""

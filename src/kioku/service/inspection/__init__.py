@@ -1,0 +1,2 @@
+"""Inspection: reading memories and reports without changing anything (listing, explaining,
+counting, the cost of providers)."""

@@ -1,0 +1,114 @@
+"""Scoring one recall candidate: how well it matches the query, how much of the query it
+covers, and every component of the spec's priority (see :mod:`.pipeline`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+
+from kioku.config.schema import Config
+from kioku.core.model import Memory
+from kioku.core.presets import RecallWeights
+from kioku.core.recall import EmotionState, Priority, coverage, priority, resonance, term_weight
+from kioku.ports.store import ScoringFields, Store
+from kioku.service.recall.mood import SessionMood
+from kioku.service.recall.results import Recalled
+
+__all__ = ["coverage_of", "match_of", "score_of", "to_recalled"]
+
+_SECONDS_PER_DAY = 86_400.0
+
+
+def score_of(
+    fields: ScoringFields,
+    similarity: float,
+    lexical: float,
+    context: float,
+    *,
+    weights: RecallWeights,
+    config: Config,
+    mood: SessionMood | None,
+    past: bool,
+    now: datetime,
+) -> dict[str, float]:
+    """Every component of one candidate's priority (the numeric fields of Recalled)."""
+    relevance = min(1.0, match_of(similarity, lexical, weights) + context)
+    age_days = max(0.0, (now - fields.created).total_seconds() / _SECONDS_PER_DAY)
+    fresh = 0.5 ** (age_days / weights.recency_half_life_days)
+    recency = 1.0 + (weights.recency + (weights.temporal_recency if past else 0.0)) * fresh
+    category_factor = 1.0 + (
+        weights.category if mood is not None and mood.category == fields.category else 0.0
+    )
+    adjusted = relevance * recency * category_factor
+    score = max(0.0, fields.retention_score)
+    retention = 100.0 * (score / 100.0) ** weights.retention_exponent if score > 0 else 0.0
+    res = resonance(
+        mood.emotion if mood else None,
+        EmotionState(fields.valence, fields.arousal, fields.tags),
+        config.resonance,
+    )
+    parts: Priority = priority(
+        adjusted,
+        retention,
+        fields.recall_count,
+        res,
+        recall_count_weight=config.recall.recall_count_weight,
+        alpha=config.resonance.priority_weight_alpha,
+    )
+    return {
+        "similarity": similarity,
+        "lexical": lexical,
+        "context": context,
+        "relevance": relevance,
+        "recency": recency,
+        "category_factor": category_factor,
+        "adjusted_relevance": adjusted,
+        "retention": retention,
+        "recall_weight": parts.recall_weight,
+        "base": parts.base,
+        "resonance": res,
+        "resonance_term": parts.resonance_term,
+        "final": parts.final,
+    }
+
+
+def coverage_of(store: Store, terms: Sequence[str], keys: Iterable[str]) -> dict[str, float]:
+    """Each candidate's coverage of the query's terms (what qualifies it)."""
+    wanted = sorted(keys)
+    if not terms or not wanted:
+        return {}
+    memories, documents = store.term_documents(terms)
+    weights = {term: term_weight(count, memories) for term, count in documents.items()}
+    held = store.indexed_terms(wanted)
+    return {key: coverage(weights, held.get(key, frozenset())) for key in wanted}
+
+
+def match_of(similarity: float, lexical: float, weights: RecallWeights) -> float:
+    """How well a memory matches the query, in [0, 1]: cosine and normalised BM25, weighted."""
+    total = weights.vector + weights.lexical
+    if total <= 0:
+        return 0.0
+    return (weights.vector * max(0.0, similarity) + weights.lexical * lexical) / total
+
+
+def to_recalled(memory: Memory, s: dict[str, float], floor: float) -> Recalled:
+    companion = s["coverage"] < floor
+    return Recalled(
+        memory=memory,
+        archived=memory.archived,
+        similarity=s["similarity"],
+        lexical=s["lexical"],
+        relevance=s["relevance"],
+        recency=s["recency"],
+        category_factor=s["category_factor"],
+        adjusted_relevance=s["adjusted_relevance"],
+        retention=s["retention"],
+        recall_weight=s["recall_weight"],
+        base=s["base"],
+        resonance=s["resonance"],
+        resonance_term=s["resonance_term"],
+        final=s["final"],
+        via="context" if companion else None,
+        context=s["context"],
+        coverage=s["coverage"],
+    )

@@ -1,0 +1,48 @@
+"""The traces a recall leaves: recalled memories marked for reinforcement at the next batch,
+archived ones asked to be revived, and the session's mood (関連記憶の想起 › 想起の記録)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from kioku.ports.store import MemoryPatch, Store
+from kioku.service.recall.mood import SessionMood, session_key
+from kioku.service.recall.results import Recalled, RecallResult
+
+if TYPE_CHECKING:
+    from kioku.service.engine import Engine
+
+__all__ = ["leave_traces", "record_traces"]
+
+
+def leave_traces(
+    engine: Engine,
+    result: RecallResult,
+    *,
+    session_id: str | None = None,
+    at: datetime | None = None,
+) -> None:
+    """What ``mark=True`` does, for a recall made with ``mark=False``: its chosen memories
+    (not those that came along as related) are marked and archived ones asked back."""
+    store, now = engine.store, at or engine.clock.now()
+    chosen = [i for i in result.items if i.via != "relation"]
+    if chosen:
+        record_traces(store, chosen, session_id, now)
+
+
+def record_traces(
+    store: Store, chosen: Sequence[Recalled], session_id: str | None, now: datetime
+) -> None:
+    """Mark what was recalled, ask for archived ones back, carry the mood (one transaction)."""
+    with store.atomic():
+        store.mark_recalled([i.memory.id for i in chosen if not i.archived])
+        for item in chosen:
+            if item.archived and not item.memory.revival_requested:
+                store.update(
+                    item.memory.id,
+                    MemoryPatch(revival_requested=True, revival_requested_at=now),
+                )
+        if session_id:
+            store.set_state(session_key(session_id), SessionMood.of(chosen[0].memory).to_json())

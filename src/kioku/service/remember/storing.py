@@ -1,0 +1,183 @@
+"""Storing new memories: one given whole or by its fields, and one conversation turn
+(記憶生成). Every path ends in :func:`insert`, which validates, embeds and stores the memory,
+checking an exact duplicate and the protected-memory cap in the same transaction.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterable
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING, Final, Literal, overload
+
+from kioku.errors import DuplicateIdError, ProtectionLimitError
+from kioku.ports.erasure import ErasedSourceError
+from kioku.service.engine import warn
+from kioku.service.remember.drafts import MemoryDraft, build_memory
+from kioku.service.remember.protection import check_protection_room
+from kioku.service.remember.turns import (
+    RememberedTurn,
+    check_provenance,
+    draft_from_analysis,
+    find_duplicate,
+)
+from kioku.service.vectors import embed_memory, note_vector_model
+
+if TYPE_CHECKING:
+    from kioku.core.model import Memory
+    from kioku.service.engine import Engine
+
+__all__ = ["insert", "remember", "remember_turn"]
+
+#: Fresh ids drawn for one memory before its DuplicateIdError is let through.
+_ID_ATTEMPTS: Final = 8
+
+
+def remember(
+    engine: Engine,
+    trigger: str,
+    content: str,
+    *,
+    intensity: int,
+    category: str,
+    valence: str = "neutral",
+    arousal: int = 50,
+    tags: Iterable[str] = (),
+    keywords: Iterable[str] = (),
+    protected: bool = False,
+    at: datetime | None = None,
+    session_id: str | None = None,
+    source_ids: Iterable[str] = (),
+    source_timestamps: Iterable[datetime] = (),
+    kind: str = "episodic",
+) -> Memory:
+    """Store a new memory from trigger, content and emotion fields; the spec's initial values
+    are derived (:func:`~kioku.service.remember.drafts.build_memory`)."""
+    now = engine.clock.now()
+    at, session_id, sources, stamps = check_provenance(
+        now, at, session_id, source_ids, source_timestamps
+    )
+    draft = MemoryDraft(
+        trigger=trigger,
+        content=content,
+        intensity=intensity,
+        category=category,
+        valence=valence,
+        arousal=arousal,
+        tags=tags,
+        keywords=keywords,
+        protected=protected,
+        created=at,
+        session_id=session_id,
+        source_ids=sources,
+        source_timestamps=stamps,
+        kind=kind,
+    )
+    memory = build_memory(
+        draft,
+        config=engine.config,
+        now=now,
+        id_suffix=secrets.token_hex(4),
+        user_id=engine.user_id,
+        agent_id=engine.agent_id,
+    )
+    return insert(engine, memory, generated_id=True)
+
+
+def remember_turn(
+    engine: Engine,
+    user: str,
+    assistant: str = "",
+    *,
+    at: datetime | None = None,
+    session_id: str | None = None,
+    source_ids: Iterable[str] = (),
+    source_timestamps: Iterable[datetime] = (),
+) -> RememberedTurn:
+    """Analyse one turn and store it as one memory (see :meth:`Kioku.remember_turn`)."""
+    from kioku.core.validate import check_turn
+    from kioku.ports.analyzer import Turn
+    from kioku.service.recall.mood import SessionMood, session_key
+
+    user, assistant = check_turn(user, assistant)
+    now = engine.clock.now()
+    at, session_id, sources, stamps = check_provenance(
+        now, at, session_id, source_ids, source_timestamps
+    )
+    # Provider fallbacks reach ``on_warning`` through the analyzer's own callback and are
+    # listed in ``analysis.warnings``.
+    analysis = engine.analyzer.analyze(Turn(user=user, assistant=assistant, at=at))
+    draft = draft_from_analysis(
+        analysis,
+        at=at,
+        session_id=session_id,
+        source_ids=sources,
+        source_timestamps=stamps,
+    )
+    memory = build_memory(
+        draft,
+        config=engine.config,
+        now=now,
+        id_suffix=secrets.token_hex(4),
+        user_id=engine.user_id,
+        agent_id=engine.agent_id,
+    )
+    try:
+        stored, known = insert(engine, memory, generated_id=True, dedupe=True)
+    except ProtectionLimitError as exc:
+        warn(engine, f"stored without protection: {exc}")
+        unprotected = replace(memory, protected=False)
+        stored, known = insert(engine, unprotected, generated_id=True, dedupe=True)
+    if session_id:
+        engine.store.set_state(session_key(session_id), SessionMood.of(stored).to_json())
+    return RememberedTurn(stored, analysis, known=known)
+
+
+@overload
+def insert(engine: Engine, memory: Memory, *, generated_id: bool) -> Memory: ...
+
+
+@overload
+def insert(
+    engine: Engine, memory: Memory, *, generated_id: bool, dedupe: Literal[True]
+) -> tuple[Memory, bool]: ...
+
+
+def insert(
+    engine: Engine, memory: Memory, *, generated_id: bool, dedupe: bool = False
+) -> Memory | tuple[Memory, bool]:
+    """Validate, embed and store ``memory`` in ``engine``'s scope. With ``dedupe``, an exact
+    duplicate already stored (checked in the same transaction) is returned instead, as
+    ``(memory, True)``."""
+    from kioku.core.ids import make_memory_id
+    from kioku.core.validate import validate_memory
+
+    if generated_id and not memory.id:
+        memory = replace(memory, id=make_memory_id(memory.created, secrets.token_hex(4)))
+    memory = replace(memory, user_id=engine.user_id, agent_id=engine.agent_id)
+    validate_memory(memory, engine.config.categories)
+    memory = embed_memory(engine, memory)
+    store = engine.store
+    for _ in range(_ID_ATTEMPTS):
+        try:
+            with store.atomic():
+                if dedupe:
+                    existing = find_duplicate(store, memory)
+                    if existing is not None:
+                        return existing, True
+                if memory.protected:
+                    check_protection_room(engine)
+                try:
+                    store.add(memory)
+                except ErasedSourceError:
+                    if not dedupe:
+                        raise
+                    return memory, True  # an erased turn: known, and never stored again
+                note_vector_model(engine, memory)
+            return (memory, False) if dedupe else memory
+        except DuplicateIdError:
+            if not generated_id:
+                raise
+            memory = replace(memory, id=make_memory_id(memory.created, secrets.token_hex(4)))
+    raise DuplicateIdError(memory.id)
