@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kioku import Kioku
-from kioku.interfaces.claude_code.transcripts import ingest_transcript
+from kioku.interfaces.claude_code.ingest import ingest_transcript
 from kioku.ports.erasure import ErasedSourceError
 from kioku.service.erasure.erasure import ErasureTokenError
 

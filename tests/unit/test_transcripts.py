@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from kioku.interfaces.claude_code.ingest import ingest_transcript
 from kioku.interfaces.claude_code.transcripts import (
     find_claude_transcripts,
-    ingest_transcript,
     is_command,
     parse_transcript,
 )

@@ -269,7 +269,7 @@ def drain(options: HookOptions, ingest: IngestFn | None = None) -> DrainReport:
     report = DrainReport()
     home = options.resolved_home
     if ingest is None:
-        from kioku.interfaces.claude_code.transcripts import ingest_transcript
+        from kioku.interfaces.claude_code.ingest import ingest_transcript
 
         ingest = ingest_transcript
 
@@ -345,7 +345,7 @@ def retry_dead(home: Path, kioku: Kioku, ingest: IngestFn | None = None) -> Retr
     line stays as it is (look at it, then delete it by hand). Running it twice is safe:
     ingestion skips the turns already stored."""
     if ingest is None:
-        from kioku.interfaces.claude_code.transcripts import ingest_transcript
+        from kioku.interfaces.claude_code.ingest import ingest_transcript
 
         ingest = ingest_transcript
     report = RetryReport()

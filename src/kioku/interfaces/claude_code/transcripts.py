@@ -1,4 +1,5 @@
-"""Claude Code session transcripts (JSONL) turned into memories, one per conversation turn.
+"""Claude Code session transcripts (JSONL) read into conversation turns, which
+:mod:`.ingest` stores as memories, one per turn.
 
 A transcript line is one JSON object with a ``type`` ("user", "assistant", "summary",
 "system", ...), a ``message`` of ``{role, content}`` (content a string or a list of
@@ -19,44 +20,33 @@ were edited the transcript branches; the branch that leads to the last entry is 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kioku.core.timefmt import parse_ts
 from kioku.core.validate import (
     EARLIEST,
     FUTURE_TOLERANCE,
     LATEST,
-    MAX_ID_CHARS,
     MAX_TEXT_CHARS,
     check_provenance_id,
     is_blank,
 )
 from kioku.errors import ValidationError
-
-if TYPE_CHECKING:
-    from kioku.service.kioku import Kioku
+from kioku.interfaces.claude_code.transcript_lines import Entry, main_branch, read_entries
 
 __all__ = [
-    "IngestResult",
     "ParsedTranscript",
     "TranscriptTurn",
     "default_claude_projects",
     "find_claude_transcripts",
-    "ingest_transcript",
     "is_command",
     "parse_transcript",
-    "source_id",
 ]
-
-#: Turns stored per transaction when the analyzer is the offline one (fast, no network).
-OFFLINE_BATCH = 50
 
 #: Tags Claude Code wraps around slash commands, their output and ``!`` shell commands.
 _COMMAND_TAGS = (
@@ -109,142 +99,7 @@ class ParsedTranscript:
     commands: int = 0
 
 
-@dataclass(frozen=True, slots=True)
-class IngestResult:
-    """The outcome of :func:`ingest_transcript` for one transcript."""
-
-    path: Path
-    session_id: str
-    #: Turns in the transcript (after exclusions).
-    turns: int
-    #: Turns stored now.
-    added: int
-    #: Turns stored by an earlier ingestion (matched by source id).
-    already: int
-    skipped_lines: int
-    #: Ids of the memories stored now.
-    memory_ids: tuple[str, ...] = field(default=())
-
-
 # -- parsing -----------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class _Entry:
-    """One usable line of a transcript."""
-
-    line: int
-    kind: str
-    data: Mapping[str, Any]
-
-    @property
-    def uuid(self) -> str | None:
-        value = self.data.get("uuid")
-        return value if isinstance(value, str) and value else None
-
-    def parent(self) -> str | None:
-        for key in ("parentUuid", "logicalParentUuid"):
-            value = self.data.get(key)
-            if isinstance(value, str) and value:
-                return value
-        return None
-
-    def flag(self, name: str) -> bool:
-        return self.data.get(name) is True
-
-    @property
-    def content(self) -> list[Mapping[str, Any]]:
-        """The message content as blocks (a string becomes one text block)."""
-        message = self.data.get("message")
-        raw = message.get("content") if isinstance(message, Mapping) else None
-        if isinstance(raw, str):
-            return [{"type": "text", "text": raw}]
-        if isinstance(raw, list):
-            return [b for b in raw if isinstance(b, Mapping)]
-        return []
-
-
-def _shape_ok(record: Any) -> bool:
-    if not isinstance(record, dict) or not isinstance(record.get("type"), str):
-        return False
-    if record["type"] not in ("user", "assistant"):
-        return True
-    message = record.get("message")
-    if not isinstance(message, dict):
-        return False
-    content = message.get("content")
-    return isinstance(content, str) or (
-        isinstance(content, list) and all(isinstance(b, dict) for b in content)
-    )
-
-
-def _json_int(text: str) -> int | float:
-    """A JSON integer as Python reads it; one too long to read as an int (past 4,300 digits)
-    as a float, so a number in a field kioku never looks at cannot spoil the whole object."""
-    try:
-        return int(text)
-    except ValueError:
-        return float(text)
-
-
-def _read_entries(path: Path) -> tuple[list[_Entry], int]:
-    entries: list[_Entry] = []
-    skipped = 0
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line, parse_int=_json_int)
-            except (ValueError, RecursionError):  # RecursionError: nested too deeply
-                skipped += 1
-                continue
-            if not _shape_ok(record):
-                skipped += 1
-                continue
-            entries.append(_Entry(number, record["type"], record))
-    return entries, skipped
-
-
-def _main_branch(entries: Sequence[_Entry]) -> list[_Entry]:
-    """The entries without those on branches abandoned when a prompt was edited.
-
-    The main chain runs from the last entry with a uuid back through ``parentUuid`` (or
-    ``logicalParentUuid`` across a compaction). An entry whose ancestors meet that chain
-    off it is on an abandoned branch; entries without uuids, or whose chain never meets the
-    main one, are kept.
-    """
-    by_uuid: dict[str, _Entry] = {}
-    for entry in entries:
-        uuid = entry.uuid
-        if uuid is not None and uuid not in by_uuid:
-            by_uuid[uuid] = entry
-    if not by_uuid:
-        return list(entries)
-    leaf = next(e for e in reversed(entries) if e.uuid is not None)
-    main: set[str] = set()
-    node: _Entry | None = leaf
-    while node is not None and node.uuid is not None and node.uuid not in main:
-        main.add(node.uuid)
-        parent = node.parent()
-        node = by_uuid.get(parent) if parent else None
-
-    abandoned: dict[str, bool] = dict.fromkeys(main, False)
-    for uuid in by_uuid:
-        path: list[str] = []
-        current: str | None = uuid
-        verdict = False
-        while current is not None:
-            if current in abandoned:
-                verdict = abandoned[current] or current in main
-                break
-            if current in path or current not in by_uuid:
-                break  # a cycle or a missing parent: a separate chain, kept
-            path.append(current)
-            current = by_uuid[current].parent()
-        for step in path:
-            abandoned[step] = verdict
-    return [e for e in entries if e.uuid is None or not abandoned.get(e.uuid, False)]
 
 
 def _usable_id(value: object) -> bool:
@@ -256,7 +111,7 @@ def _usable_id(value: object) -> bool:
     return True
 
 
-def _timestamp(entry: _Entry, tz: tzinfo | None, now: datetime | None) -> datetime | None:
+def _timestamp(entry: Entry, tz: tzinfo | None, now: datetime | None) -> datetime | None:
     """The entry's time; None when it is missing, unreadable, or not one a memory can have
     (before 1970, past 8999, more than a day after ``now``)."""
     value = entry.data.get("timestamp")
@@ -314,7 +169,7 @@ def _assistant_parts(blocks: Sequence[Mapping[str, Any]]) -> Iterator[tuple[str,
 class _Open:
     """A turn being assembled from transcript entries."""
 
-    entry: _Entry
+    entry: Entry
     user: str
     pieces: list[str] = field(default_factory=list)
     tools: list[str] = field(default_factory=list)
@@ -363,7 +218,7 @@ def parse_transcript(
     ``skipped_lines``.
     """
     path = Path(path)
-    entries, skipped = _read_entries(path)
+    entries, skipped = read_entries(path)
     session_id = next(
         (e.data["sessionId"] for e in entries if _usable_id(e.data.get("sessionId"))),
         None,
@@ -373,7 +228,7 @@ def parse_transcript(
     current: _Open | None = None
     in_command = False
     seen: set[str] = set()
-    for entry in _main_branch([e for e in entries if not e.flag("isSidechain")]):
+    for entry in main_branch([e for e in entries if not e.flag("isSidechain")]):
         uuid = entry.uuid
         if uuid is not None:
             if uuid in seen:
@@ -419,92 +274,6 @@ def parse_transcript(
         turns=tuple(turns),
         skipped_lines=skipped,
         commands=commands,
-    )
-
-
-# -- ingestion ---------------------------------------------------------------------------
-
-
-def source_id(session_id: str, turn: TranscriptTurn) -> str:
-    """The provenance id a turn is stored under: ``{session id}:{turn id}``, or, when that is
-    longer than an id may be, the session id cut short and a digest of the turn id."""
-    whole = f"{session_id}:{turn.turn_id}"
-    if len(whole) <= MAX_ID_CHARS:
-        return whole
-    digest = hashlib.sha256(turn.turn_id.encode("utf-8", "surrogatepass")).hexdigest()
-    return f"{session_id[: MAX_ID_CHARS - len(digest) - 1]}:{digest}"
-
-
-def ingest_transcript(
-    kioku: Kioku,
-    path: Path | str,
-    *,
-    session_id: str | None = None,
-    batch_size: int | None = None,
-    known: set[str] | None = None,
-) -> IngestResult:
-    """Remember each turn of a transcript not stored yet, as one memory per turn.
-
-    A turn's memory is created at the user's timestamp and carries the source id
-    ``{session id}:{turn id}``, so ingesting the same transcript again, or after it grew,
-    stores only the new turns.
-
-    With the offline analyzer turns are stored ``batch_size`` (default 50) per transaction,
-    which also covers the check for stored turns, so two processes ingesting the same
-    transcript never store a turn twice. With an LLM analyzer the default is one turn at a
-    time, each its own transaction, so the store is not locked while a provider answers.
-    Either way a crash loses at most the batch in progress and never half-writes a turn.
-
-    ``known`` is a snapshot of stored source ids (:meth:`Kioku.known_source_ids`) to share
-    across many transcripts: turns in it are not looked at again, and the ids stored now are
-    added to it. Raises OSError when the file cannot be read, ValidationError when
-    ``session_id`` is not an id kioku can store.
-    """
-    parsed = parse_transcript(path, tz=kioku.clock.tz, now=kioku.clock.now())
-    session = check_provenance_id("session_id", session_id) if session_id else parsed.session_id
-    offline = kioku.config.llm.provider == "offline"
-    if batch_size is None:
-        batch_size = OFFLINE_BATCH if offline else 1
-    batch_size = max(1, batch_size)
-    hold = offline or batch_size > 1
-    turns = parsed.turns
-    snapshot = kioku.known_source_ids() if known is None else known
-    pending = [t for t in turns if source_id(session, t) not in snapshot]
-    added: list[str] = []
-    already = len(turns) - len(pending)
-    for start in range(0, len(pending), batch_size):
-        # Inside the transaction another process ingesting the same transcript waits for
-        # the write lock and then sees these turns as stored.
-        lock: AbstractContextManager[None] = kioku.store.atomic() if hold else nullcontext()
-        with lock:
-            stored = kioku.known_source_ids()
-            for turn in pending[start : start + batch_size]:
-                sid = source_id(session, turn)
-                if sid in stored:
-                    already += 1
-                    continue
-                remembered = kioku.remember_turn(
-                    turn.user,
-                    turn.assistant,
-                    at=turn.at,
-                    session_id=session,
-                    source_ids=[sid],
-                    source_timestamps=[turn.at] if turn.at is not None else [],
-                )
-                stored.add(sid)
-                if remembered.known:  # stored meanwhile, or erased meanwhile: not added
-                    already += 1
-                    continue
-                added.append(remembered.memory.id)
-        snapshot.update(stored)
-    return IngestResult(
-        path=parsed.path,
-        session_id=session,
-        turns=len(turns),
-        added=len(added),
-        already=already,
-        skipped_lines=parsed.skipped_lines,
-        memory_ids=tuple(added),
     )
 
 

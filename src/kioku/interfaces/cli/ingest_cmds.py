@@ -12,7 +12,7 @@ from kioku.interfaces.cli.render import echo_json
 from kioku.interfaces.cli.state import CliState
 
 if TYPE_CHECKING:
-    from kioku.interfaces.claude_code.transcripts import IngestResult
+    from kioku.interfaces.claude_code.ingest import IngestResult
     from kioku.service.kioku import Kioku
 
 __all__ = ["COMMANDS"]
@@ -91,10 +91,10 @@ def ingest_cmd(
     Unreadable lines are skipped and reported. Exit 1 when a file cannot be read, or when
     --retry leaves captured sessions that still fail (`kioku doctor` shows them).
     """
+    from kioku.interfaces.claude_code.ingest import ingest_transcript
     from kioku.interfaces.claude_code.transcripts import (
         default_claude_projects,
         find_claude_transcripts,
-        ingest_transcript,
     )
 
     if not paths and claude_projects is None and not retry:
