@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from recall_scale import _JA, _words, fill
 
 from kioku import Kioku
-from kioku.interfaces.claude_code import daemon
+from kioku.interfaces.claude_code import daemon_client
 from kioku.interfaces.claude_code.settings import ENTRY
 
 
@@ -86,9 +86,9 @@ def measure(home: Path, runs: int, seed: int) -> dict[str, Any]:
         seconds, out = _time(hook, payload(prompt), _env(KIOKU_NO_DAEMON="1"))
         cold.append(seconds)
         answered += "<memories>" in out
-    daemon.start_detached(home, None, 600)
+    daemon_client.start_detached(home, None, 600)
     deadline = time.monotonic() + 120
-    while not daemon.status(home)["running"] and time.monotonic() < deadline:
+    while not daemon_client.status(home)["running"] and time.monotonic() < deadline:
         time.sleep(0.1)
     warm: list[float] = []
     try:
@@ -98,7 +98,7 @@ def measure(home: Path, runs: int, seed: int) -> dict[str, Any]:
             warm.append(seconds)
             answered += "<memories>" in out
     finally:
-        daemon.stop(home)
+        daemon_client.stop(home)
     f = statistics.median(floor)
     return {
         "runs": runs,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from kioku.interfaces.claude_code import daemon
+from kioku.interfaces.claude_code import daemon_client
 from tests.cli.conftest import Run
 
 
@@ -65,12 +65,12 @@ def test_links_to_the_store_are_refused(stocked: Run, home: Path, tmp_path: Path
     _refused(stocked, linked_home / "memories.db")
 
 
-@pytest.mark.skipif(not daemon.supported(), reason="needs Unix sockets")
+@pytest.mark.skipif(not daemon_client.supported(), reason="needs Unix sockets")
 def test_refused_while_the_daemon_holds_the_store(stocked: Run, home: Path) -> None:
     assert stocked("daemon", "start").code == 0
     try:
         deadline = time.monotonic() + 30
-        while not daemon.status(home)["running"]:
+        while not daemon_client.status(home)["running"]:
             assert time.monotonic() < deadline, "the daemon did not start"
             time.sleep(0.05)
         _refused(stocked, home / "memories.db")

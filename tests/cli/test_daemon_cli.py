@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from kioku.interfaces.claude_code import daemon
+from kioku.interfaces.claude_code import daemon_client
 from tests.cli.conftest import Run, clean_env
 
-pytestmark = pytest.mark.skipif(not daemon.supported(), reason="needs Unix sockets")
+pytestmark = pytest.mark.skipif(not daemon_client.supported(), reason="needs Unix sockets")
 
 
 def _hook(home: Path, prompt: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -38,7 +38,7 @@ def _hook(home: Path, prompt: str, **env: str) -> subprocess.CompletedProcess[st
 def _wait(home: Path, running: bool, seconds: float = 30) -> bool:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if daemon.status(home)["running"] is running:
+        if daemon_client.status(home)["running"] is running:
             return True
         time.sleep(0.05)
     return False
@@ -91,7 +91,7 @@ def test_no_daemon_when_turned_off(stocked: Path) -> None:
     answered = _hook(stocked, "what is our cat called?")  # KIOKU_NO_DAEMON=1 in clean_env
     assert "Sora" in answered.stdout
     time.sleep(0.5)
-    assert daemon.status(stocked)["running"] is False
+    assert daemon_client.status(stocked)["running"] is False
 
 
 def test_the_answer_comes_from_the_daemon_even_with_stdin_left_open(
@@ -104,7 +104,7 @@ def test_the_answer_comes_from_the_daemon_even_with_stdin_left_open(
     elsewhere.mkdir(mode=0o700)
     try:
         assert kioku("daemon", "start").code == 0
-        (elsewhere / daemon.SOCKET_NAME).symlink_to(stocked / daemon.SOCKET_NAME)
+        (elsewhere / daemon_client.SOCKET_NAME).symlink_to(stocked / daemon_client.SOCKET_NAME)
         payload = {"session_id": "s1", "hook_event_name": "UserPromptSubmit",
                    "prompt": "what is our cat called? {\"quoted\": \"}\"}"}  # fmt: skip
         proc = subprocess.Popen(

@@ -276,9 +276,9 @@ def test_a_10_mb_hook_input_gets_its_own_message_and_fails_open(home: Path, kiok
 def test_oversize_input_with_the_daemon_running_is_refused_the_same_way(
     home: Path, kioku: Run
 ) -> None:
-    from kioku.interfaces.claude_code import daemon
+    from kioku.interfaces.claude_code import daemon_client
 
-    if not daemon.supported():
+    if not daemon_client.supported():
         pytest.skip("needs Unix sockets")
     added = kioku(
         "add", "--trigger", "t", "--content", "c", "--intensity", "50", "--category", "work"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from kioku.core.usage import Usage
 from kioku.ports.store import Store
-from kioku.ports.usage import Usage
 from tests.contract.conftest import BASE_TIME
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kioku.core.model import Valence
+from kioku.core.usage import Usage
 from kioku.ports.analyzer import Analysis, Compressed, Turn
-from kioku.ports.usage import Usage
 
 from .llm_server import CLOSE, STALL, FakeLlmServer, Reply, Request, default_answer
 

@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 
 from kioku import Kioku
-from kioku.interfaces.claude_code import daemon
+from kioku.interfaces.claude_code import daemon_client
 
-pytestmark = pytest.mark.skipif(not daemon.supported(), reason="needs Unix sockets")
+pytestmark = pytest.mark.skipif(not daemon_client.supported(), reason="needs Unix sockets")
 
 
 def _wait(predicate: object, seconds: float = 20.0) -> bool:
@@ -37,7 +37,7 @@ def test_daemon_answers_recall_and_stops(tmp_path: Path) -> None:
             intensity=70,
             category="emotional",
         )
-    assert daemon.ask(home, {"op": "ping"}) is None  # nothing runs yet
+    assert daemon_client.ask(home, {"op": "ping"}) is None  # nothing runs yet
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -50,22 +50,22 @@ def test_daemon_answers_recall_and_stops(tmp_path: Path) -> None:
         ]
     )
     try:
-        assert _wait(lambda: daemon.status(home)["running"])
-        assert (home / daemon.SOCKET_NAME).stat().st_mode & 0o077 == 0  # owner-only
-        answer = daemon.ask(home, {"op": "recall", "prompt": "what is the cat called?"})
+        assert _wait(lambda: daemon_client.status(home)["running"])
+        assert (home / daemon_client.SOCKET_NAME).stat().st_mode & 0o077 == 0  # owner-only
+        answer = daemon_client.ask(home, {"op": "recall", "prompt": "what is the cat called?"})
         assert answer is not None
         assert answer["ok"]
         assert "Sora" in answer["block"]
-        bad = daemon.ask(home, {"op": "recall"})
+        bad = daemon_client.ask(home, {"op": "recall"})
         assert bad is not None
         assert not bad["ok"]
-        assert daemon.stop(home) == proc.pid
+        assert daemon_client.stop(home) == proc.pid
         proc.wait(timeout=10)
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert not (home / daemon.SOCKET_NAME).exists()
-    assert daemon.ask(home, {"op": "ping"}) is None
+    assert not (home / daemon_client.SOCKET_NAME).exists()
+    assert daemon_client.ask(home, {"op": "ping"}) is None
 
 
 def test_daemon_stops_when_idle(tmp_path: Path) -> None:
@@ -88,14 +88,14 @@ def test_daemon_stops_when_idle(tmp_path: Path) -> None:
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert not (home / daemon.SOCKET_NAME).exists()
+    assert not (home / daemon_client.SOCKET_NAME).exists()
 
 
 def _raw(home: Path, payload: bytes) -> bytes:
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
         conn.settimeout(30)
-        conn.connect(str(home / daemon.SOCKET_NAME))
-        conn.sendall(daemon.HOOK_REQUEST + b"\n" + payload)
+        conn.connect(str(home / daemon_client.SOCKET_NAME))
+        conn.sendall(daemon_client.HOOK_REQUEST + b"\n" + payload)
         conn.shutdown(socket.SHUT_WR)
         chunks = []
         while chunk := conn.recv(65536):
@@ -126,7 +126,7 @@ def test_the_raw_hook_protocol(tmp_path: Path) -> None:
         ]
     )
     try:
-        assert _wait(lambda: daemon.status(home)["running"])
+        assert _wait(lambda: daemon_client.status(home)["running"])
         prompt = {"session_id": "s1", "prompt": "what is our cat called?"}
         answer = _raw(home, json.dumps(prompt).encode())
         status, _, block = answer.partition(b"\n")
@@ -141,9 +141,9 @@ def test_the_raw_hook_protocol(tmp_path: Path) -> None:
         assert _raw(home, json.dumps({"session_id": "s1"}).encode()) == b"FALLBACK\n"
         assert _raw(home, b"[1, 2]") == b"FALLBACK\n"
         # The JSON protocol still answers on the same socket.
-        assert daemon.ask(home, {"op": "ping"}) is not None
+        assert daemon_client.ask(home, {"op": "ping"}) is not None
     finally:
-        daemon.stop(home)
+        daemon_client.stop(home)
         proc.wait(timeout=30)
 
 
@@ -151,7 +151,7 @@ def test_the_pid_file_is_owner_only_whatever_the_umask(tmp_path: Path) -> None:
     home = tmp_path / "home"
     with Kioku.open(home, env={}) as k:
         k.remember("note", "text", intensity=30, category="work")
-    (home / daemon.PID_NAME).write_text("1\n")  # left by an older daemon, mode 0644
+    (home / daemon_client.PID_NAME).write_text("1\n")  # left by an older daemon, mode 0644
     proc = subprocess.Popen(
         [
             sys.executable,
@@ -165,10 +165,10 @@ def test_the_pid_file_is_owner_only_whatever_the_umask(tmp_path: Path) -> None:
         preexec_fn=lambda: os.umask(0),
     )
     try:
-        assert _wait(lambda: daemon.status(home)["running"])
-        pid_file = home / daemon.PID_NAME
+        assert _wait(lambda: daemon_client.status(home)["running"])
+        pid_file = home / daemon_client.PID_NAME
         assert stat.S_IMODE(pid_file.stat().st_mode) == 0o600
         assert pid_file.read_text() == f"{proc.pid}\n"
     finally:
-        daemon.stop(home)
+        daemon_client.stop(home)
         proc.wait(timeout=30)

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from kioku.interfaces.claude_code import daemon
+from kioku.interfaces.claude_code import daemon_client
 from tests.cli.conftest import Result, Run, clean_env, run_kioku
 
 #: Words of the erased memory, and of the control memory that stays.
@@ -138,13 +138,13 @@ def test_forget_leaves_no_byte_while_another_process_holds_the_store(
     assert _scan(home, SECRET) == []
 
 
-@pytest.mark.skipif(not daemon.supported(), reason="needs Unix sockets")
+@pytest.mark.skipif(not daemon_client.supported(), reason="needs Unix sockets")
 def test_erase_user_leaves_no_byte_while_the_daemon_runs(home: Path, kioku: Run) -> None:
     _stock(kioku, "--user", "carol")
     assert kioku("daemon", "start").code == 0
     try:
         deadline = time.monotonic() + 30
-        while not daemon.status(home)["running"]:
+        while not daemon_client.status(home)["running"]:
             assert time.monotonic() < deadline, "the daemon did not start"
             time.sleep(0.05)
         plan = kioku("erase", "--user", "carol", "--json")

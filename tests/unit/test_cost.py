@@ -7,7 +7,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from kioku.core.cost import Prices, cost_report
-from kioku.ports.usage import UsageTotal
+from kioku.core.usage import UsageTotal
 
 START = datetime(2026, 1, 1, tzinfo=UTC)
 HAIKU = Prices(llm_input=1.0, llm_output=5.0, embedding=0.02)

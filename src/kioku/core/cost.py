@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from kioku.ports.usage import Purpose, UsageTotal
+from kioku.core.usage import Purpose, UsageTotal
 
 __all__ = ["PURPOSE_LABELS", "CostLine", "CostReport", "Prices", "cost_report"]
 

@@ -25,8 +25,8 @@ if TYPE_CHECKING:  # the batch's types and numpy: a recall in a hook's fresh pro
     from kioku.core.lifecycle.links import Link
     from kioku.core.lifecycle.log import LogEntry
     from kioku.core.lifecycle.plan import Snapshot
+    from kioku.core.usage import Usage, UsageTotal
     from kioku.ports.erasure import AuditEntry, BackupRecord, ScrubReport, Tombstones
-    from kioku.ports.usage import Usage, UsageTotal
 
 __all__ = [
     "UNSET",

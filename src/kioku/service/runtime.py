@@ -24,10 +24,10 @@ from kioku.service.engine import VectorModelNotes, warn
 from kioku.service.home import DB_FILENAME, resolve_home, store_factory
 
 if TYPE_CHECKING:
+    from kioku.core.usage import Usage
     from kioku.ports.analyzer import Analyzer
     from kioku.ports.clock import Clock
     from kioku.ports.embedder import Embedder
-    from kioku.ports.usage import Usage
 
 __all__ = ["Runtime"]
 

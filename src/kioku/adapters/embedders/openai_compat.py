@@ -22,8 +22,9 @@ import numpy as np
 from kioku.adapters.analyzers.llm.base import local_now, token_count
 from kioku.adapters.analyzers.llm.errors import ProviderError
 from kioku.adapters.analyzers.llm.http import post_json
+from kioku.core.usage import Usage
 from kioku.ports.embedder import Vectors
-from kioku.ports.usage import Usage, UsageSink
+from kioku.ports.usage import UsageSink
 
 from ._vectors import normalize_rows
 

@@ -3,23 +3,10 @@
 A hook process pays for the interpreter, kioku's imports, opening the store and loading the
 vector cache on every prompt. The daemon pays once: it keeps one :class:`~kioku.Kioku` open
 (store, embedder, vector cache) and answers over a Unix socket in the home directory
-(``HOME/daemon.sock``, owner-only). It is started on demand, stops by itself after
-``idle_seconds`` without a request, and notices a changed configuration file by reopening.
-
-Protocol: one JSON object per line each way. Requests: ``{"op": "ping"}``,
-``{"op": "recall", "prompt": ..., "session_id": ..., "user_id": ..., "agent_id": ...}`` →
-``{"ok": true, "block": "<memories>…"}``, ``{"op": "stop"}``. Any error is an ``{"ok": false,
-"error": ...}`` answer; the client then answers in its own process instead.
-
-The UserPromptSubmit hook speaks a leaner form so that its process need not import ``json``
-(:mod:`kioku.interfaces.claude_code.hook_client`): the line ``HOOK user-prompt-submit``, then Claude
-Code's payload exactly as the hook read it, then end of input. The answer is ``OK`` and a line
-break followed by the text to print (nothing for an excluded prompt or no relevant memory), or
-``FALLBACK`` (the payload is not the hook's JSON: the hook answers in process and logs why), or
-``ERROR``.
-
-This module's client half imports only the standard library, so a hook can try the daemon
-before importing anything heavy.
+(``HOME/daemon.sock``, owner-only). It is started on demand
+(``python -m kioku.interfaces.claude_code.daemon``, see :func:`.daemon_client.start_detached`),
+stops by itself after ``idle_seconds`` without a request, and notices a changed configuration
+file by reopening. The protocol and the client are in :mod:`.daemon_client`.
 """
 
 from __future__ import annotations
@@ -29,30 +16,25 @@ import json
 import math
 import os
 import socket
-import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = [
-    "DEFAULT_IDLE_SECONDS",
-    "SOCKET_NAME",
-    "ask",
-    "serve",
-    "socket_path",
-    "start_detached",
-    "status",
-    "stop",
-]
+from kioku.interfaces.claude_code.daemon_client import (
+    DEFAULT_IDLE_SECONDS,
+    HOOK_REQUEST,
+    MAX_REQUEST,
+    PID_NAME,
+    socket_path,
+    status,
+    supported,
+)
 
-SOCKET_NAME: Final = "daemon.sock"
-PID_NAME: Final = "daemon.pid"
-DEFAULT_IDLE_SECONDS: Final = 1800.0
-_MAX_REQUEST: Final = 1 << 20
-#: The first line of a raw hook request, and the most payload it may carry.
-HOOK_REQUEST: Final = b"HOOK user-prompt-submit"
+__all__ = ["serve"]
+
+#: The most payload a raw hook request may carry.
 _MAX_HOOK_PAYLOAD: Final = 16 << 20
 #: Claude Code keeps at most this many characters of a hook's output.
 _MAX_OUTPUT_CHARS: Final = 10_000
@@ -60,103 +42,16 @@ _MAX_OUTPUT_CHARS: Final = 10_000
 _BATCH_CHECK_SECONDS: Final = 60.0
 
 
-def socket_path(home: Path) -> Path:
-    return home / SOCKET_NAME
-
-
-def supported() -> bool:
-    return hasattr(socket, "AF_UNIX") and sys.platform != "win32"
-
-
-# -- client -------------------------------------------------------------------------------
-
-
-def ask(home: Path, request: dict[str, Any], timeout: float = 5.0) -> dict[str, Any] | None:
-    """Send one request; the answer, or None when no daemon answers (never raises)."""
-    if not supported():
-        return None
-    path = socket_path(home)
-    if not path.exists():
-        return None
-    try:
-        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
-            conn.settimeout(timeout)
-            conn.connect(str(path))
-            conn.sendall(json.dumps(request).encode("utf-8") + b"\n")
-            data = _read_line(conn)
-        answer = json.loads(data.decode("utf-8")) if data else None
-        return answer if isinstance(answer, dict) else None
-    except (OSError, ValueError):
-        return None
-
-
-def _read_line(conn: socket.socket) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while True:
-        chunk = conn.recv(65536)
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-        if chunk.endswith(b"\n") or size > _MAX_REQUEST:
-            break
-    return b"".join(chunks).split(b"\n", 1)[0]
-
-
 def _read_first_line(conn: socket.socket) -> tuple[bytes, bytes]:
     """The first line of a request (without its line break) and what followed it so far."""
     data = b""
-    while b"\n" not in data and len(data) <= _MAX_REQUEST:
+    while b"\n" not in data and len(data) <= MAX_REQUEST:
         chunk = conn.recv(65536)
         if not chunk:
             break
         data += chunk
     line, _, rest = data.partition(b"\n")
     return line, rest
-
-
-def status(home: Path) -> dict[str, Any]:
-    """Whether a daemon answers for ``home``, and its pid."""
-    answer = ask(home, {"op": "ping"}, timeout=1.0)
-    return {
-        "running": bool(answer and answer.get("ok")),
-        "pid": None if not answer else answer.get("pid"),
-        "socket": str(socket_path(home)),
-    }
-
-
-def stop(home: Path) -> int | None:
-    """Ask the daemon of ``home`` to stop; its pid when one was running and agreed."""
-    pid = status(home)["pid"]
-    answer = ask(home, {"op": "stop"}, timeout=2.0)
-    if not (answer and answer.get("ok")):
-        return None
-    return pid if isinstance(pid, int) else 0
-
-
-def start_detached(
-    home: Path, config_path: Path | None = None, idle_seconds: float = DEFAULT_IDLE_SECONDS
-) -> int | None:
-    """Start a daemon for ``home`` in the background unless one answers; its pid or None."""
-    if not supported() or status(home)["running"]:
-        return None
-    args = [sys.executable, "-m", "kioku.interfaces.claude_code.daemon", "--home", str(home)]
-    args += ["--idle", str(idle_seconds)]
-    if config_path is not None:
-        args += ["--config", str(config_path)]
-    proc = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-        args,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-        close_fds=True,
-    )
-    return proc.pid
-
-
-# -- server -------------------------------------------------------------------------------
 
 
 #: What a recall leaves for after its answer: the service, the scope to restore, the result

@@ -349,10 +349,10 @@ def _ask_daemon(options: HookOptions, prompt: str, session_id: str | None) -> st
     """
     if options.config_path is not None or os.environ.get("KIOKU_NO_DAEMON") == "1":
         return None
-    from kioku.interfaces.claude_code import daemon
+    from kioku.interfaces.claude_code import daemon_client
 
     home = options.resolved_home
-    answer = daemon.ask(
+    answer = daemon_client.ask(
         home,
         {
             "op": "recall",
@@ -366,5 +366,5 @@ def _ask_daemon(options: HookOptions, prompt: str, session_id: str | None) -> st
     if answer is not None and answer.get("ok") and isinstance(answer.get("block"), str):
         return str(answer["block"])
     if answer is None:
-        quietly(daemon.start_detached, home)
+        quietly(daemon_client.start_detached, home)
     return None

@@ -25,9 +25,9 @@ def daemon_group() -> None:
 
 
 def _show(state: CliState, as_json: bool, extra: dict[str, object] | None = None) -> None:
-    from kioku.interfaces.claude_code import daemon
+    from kioku.interfaces.claude_code import daemon_client
 
-    info: dict[str, object] = {**daemon.status(state.home), **(extra or {})}
+    info: dict[str, object] = {**daemon_client.status(state.home), **(extra or {})}
     if as_json:
         echo_json(info)
     elif info["running"]:
@@ -48,14 +48,14 @@ def _show(state: CliState, as_json: bool, extra: dict[str, object] | None = None
 @click.pass_obj
 def start_cmd(state: CliState, idle: float, as_json: bool) -> None:
     """Start the daemon for this home in the background (nothing if one runs)."""
-    from kioku.interfaces.claude_code import daemon
+    from kioku.interfaces.claude_code import daemon_client
 
-    if not daemon.supported():
+    if not daemon_client.supported():
         raise click.UsageError("the recall daemon needs Unix sockets (not available here)")
-    pid = daemon.start_detached(state.home, state.config_path, idle)
+    pid = daemon_client.start_detached(state.home, state.config_path, idle)
     deadline = time.monotonic() + 30
     while pid is not None and time.monotonic() < deadline:
-        if daemon.status(state.home)["running"]:
+        if daemon_client.status(state.home)["running"]:
             break
         time.sleep(0.05)
     _show(state, as_json, {"started": pid is not None})
@@ -66,15 +66,19 @@ def start_cmd(state: CliState, idle: float, as_json: bool) -> None:
 @click.pass_obj
 def stop_cmd(state: CliState, as_json: bool) -> None:
     """Stop the daemon for this home (nothing if none runs)."""
-    from kioku.interfaces.claude_code import daemon
+    from kioku.interfaces.claude_code import daemon_client
 
-    pid = daemon.stop(state.home)
+    pid = daemon_client.stop(state.home)
     deadline = time.monotonic() + 10
-    while pid is not None and time.monotonic() < deadline and daemon.status(state.home)["running"]:
+    while (
+        pid is not None
+        and time.monotonic() < deadline
+        and daemon_client.status(state.home)["running"]
+    ):
         time.sleep(0.05)
     if pid is None or as_json:
         _show(state, as_json, {"stopped": pid is not None, "stopped_pid": pid})
-    elif daemon.status(state.home)["running"]:
+    elif daemon_client.status(state.home)["running"]:
         click.echo(f"asked the daemon (pid {pid}) to stop; it still answers", err=True)
         raise click.exceptions.Exit(1)
     else:

@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
+from kioku.core.usage import Purpose, Usage
 from kioku.ports.analyzer import Analysis, Compressed, Turn
-from kioku.ports.usage import Purpose, Usage, UsageSink
+from kioku.ports.usage import UsageSink
 
 from . import prompts
 from .errors import MalformedOutputError

@@ -68,7 +68,7 @@ if TYPE_CHECKING:
     from kioku.core.lifecycle.links import Link
     from kioku.core.lifecycle.log import LogEntry
     from kioku.core.lifecycle.plan import Snapshot
-    from kioku.ports.usage import Usage, UsageTotal
+    from kioku.core.usage import Usage, UsageTotal
 
 __all__ = ["DEFAULT_BUSY_TIMEOUT_MS", "SqliteStore", "open_sqlite_store"]
 

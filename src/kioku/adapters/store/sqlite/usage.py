@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Final, cast
 from kioku.core.timefmt import format_ts
 
 if TYPE_CHECKING:
-    from kioku.ports.usage import Purpose, Usage, UsageTotal
+    from kioku.core.usage import Purpose, Usage, UsageTotal
 
 __all__ = ["CREATE_USAGE", "insert_usage", "usage_totals"]
 
@@ -45,7 +45,7 @@ def insert_usage(conn: sqlite3.Connection, usage: Usage) -> None:
 
 
 def usage_totals(conn: sqlite3.Connection, since: datetime | None) -> list[UsageTotal]:
-    from kioku.ports.usage import UsageTotal
+    from kioku.core.usage import UsageTotal
 
     rows = conn.execute(
         "SELECT provider, model, purpose, COUNT(*), SUM(input_tokens), SUM(output_tokens), "

@@ -26,7 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final, Literal
+from typing import Final, Literal, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -42,13 +42,11 @@ from kioku.adapters.store.sqlite.vector_version import (
 from kioku.errors import StoreError, ValidationError
 from kioku.logs import LazyLogger
 
-if TYPE_CHECKING:
-    from kioku.adapters.store.sqlite.vector_file import VectorFiles
-
 __all__ = [
     "VECTORS_VERSION",
     "IdColumn",
     "ModelVectors",
+    "SavedVectors",
     "build",
     "bump_version",
     "embedding_models",
@@ -204,8 +202,17 @@ class ModelVectors:
         return mask
 
 
+class SavedVectors(Protocol):
+    """Where caches are kept between processes (:class:`.vector_file.VectorFiles`, which
+    builds on this module, so it is named here by what :func:`load` asks of it)."""
+
+    def read(self, model: str, version: int) -> ModelVectors | None:
+        """The cache of ``model`` saved exactly as of ``version``, or None."""
+        ...
+
+
 def load(
-    conn: sqlite3.Connection, model: str, version: int, files: VectorFiles | None = None
+    conn: sqlite3.Connection, model: str, version: int, files: SavedVectors | None = None
 ) -> ModelVectors | None:
     """Every vector of ``model`` as of ``version``, which the caller read in the snapshot
     ``conn`` is in; None when the store holds none. From the cache file in ``files`` when it
