@@ -204,8 +204,15 @@ def test_a_turn_remembered_by_the_session_end_hook_leaves_no_byte(
         check=False,
     )
     assert ended.returncode == 0, ended.stderr
-    deadline = time.monotonic() + 60
-    while len(kioku("list", "--json").json()) < 2 or (home / "inbox.jsonl").exists():
+    deadline = time.monotonic() + 120
+
+    def drained() -> bool:
+        if (home / "inbox.jsonl").exists() or not (home / "memories.db").exists():
+            return False  # the drain has not started, or not finished
+        listed = kioku("list", "--json")
+        return listed.code == 0 and len(listed.json()) >= 2
+
+    while not drained():
         assert time.monotonic() < deadline, "the background drain did not ingest the session"
         time.sleep(0.2)
     memories = kioku("list", "--json").json()

@@ -7,8 +7,9 @@ and the day is recorded as done. Everything of one day is written in one transac
 with the record that the day is done, so a kill at any moment leaves either the whole day or
 none of it, and running again applies each day exactly once.
 
-Compressing with a real LLM takes time, so the texts are made before the transaction from a
-first plan and reused inside it when the memory has not changed meanwhile; the transaction
+Compressing takes time (an LLM's answers, or thousands of offline summaries on a big day), so
+the texts are made before the transaction from a first plan and reused inside it when the
+memory has not changed meanwhile: other writers wait only for the day's writes. The transaction
 re-reads and re-plans, so recalls and new memories that arrive in between are never lost.
 """
 

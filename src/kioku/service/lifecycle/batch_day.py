@@ -93,8 +93,10 @@ def _prefetch(engine: Engine, day: date, like: datetime) -> dict[str, list[Compr
 
 def run_day(engine: Engine, day: date, like: datetime) -> DaySummary | None:
     started = time.perf_counter()
-    offline = engine.analyzer.name.startswith("offline")
-    prefetched = {} if offline else _prefetch(engine, day, like)
+    # Summaries and keywords are made before the transaction, so other writers (a hook, the
+    # command line) wait for the day's writes only, not for its analysis; a memory that
+    # changed meanwhile is compressed again inside.
+    prefetched = _prefetch(engine, day, like)
     store = engine.store
     with store.atomic():
         done = last_day(engine)
