@@ -139,3 +139,45 @@ def test_the_fallback_warning_is_said_once(home: Path) -> None:
         )
     assert result.code == 0, result.err
     assert result.err.count("offline analyzer analysed this turn") == 1
+
+
+def test_an_import_waiting_for_its_provider_holds_no_lock(home: Path, tmp_path: Path) -> None:
+    """Turns are analysed before their transaction: while the provider thinks, another
+    process writes with a short busy timeout and is not refused."""
+    import json
+    import subprocess
+    import sys
+    import time
+
+    source = tmp_path / "turns.jsonl"
+    source.write_text(
+        "".join(
+            json.dumps({"user": f"turn {n} about the garden", "source_id": f"t{n}"}) + "\n"
+            for n in range(3)
+        )
+    )
+    assert run_kioku("--home", str(home), "init").code == 0
+    with FakeLlmServer() as server:
+        server.script(Reply(action="stall"))
+        env = _env(server, "ollama")
+        env["KIOKU_LLM__TIMEOUT_SECONDS"] = "4"
+        importing = subprocess.Popen(
+            [sys.executable, "-m", "kioku", "--home", str(home), "import", str(source), "--json"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        deadline = time.monotonic() + 30
+        while not server.requests:  # the import is waiting for the provider's first answer
+            assert importing.poll() is None, importing.communicate()
+            assert time.monotonic() < deadline, "the import never asked the provider"
+            time.sleep(0.05)
+        quick = clean_env(KIOKU_STORE__BUSY_TIMEOUT_MS="300")
+        written = run_kioku("--home", str(home), "remember", "--user", "a quick note", env=quick)
+        assert written.code == 0, written.err
+        out, err = importing.communicate(timeout=60)
+    assert importing.returncode == 0, err
+    assert json.loads(out)["imported"] == 3
+    listed = run_kioku("--home", str(home), "list", "--json").json()
+    assert len(listed) == 4

@@ -384,6 +384,38 @@ def test_memories_made_within_one_second_keep_their_order(store: Store) -> None:
     assert oldest_first[0].created == BASE_TIME  # stored to the second
 
 
+def test_same_text_matches_exactly_within_the_filter(store: Store, make_memory: MakeMemory) -> None:
+    same = make_memory(trigger="lunch", content="ramen with Aiko", session_id="s1")
+    store.add_many(
+        [
+            same,
+            make_memory(trigger="lunch", content="ramen with Aiko!", session_id="s1"),
+            make_memory(trigger="Lunch", content="ramen with Aiko", session_id="s1"),
+            make_memory(trigger="lunch", content="ramen with Aiko", user_id="bob"),
+        ]
+    )
+    flt = MemoryFilter(user_id=same.user_id, agent_id=same.agent_id)
+    assert store.same_text("lunch", "ramen with Aiko", flt) == [same.id]
+    assert store.same_text("lunch", "ramen with Aiko", MemoryFilter(session_id="s2")) == []
+    assert len(store.same_text("lunch", "ramen with Aiko", MemoryFilter())) == 2
+    assert store.same_text("lunch", "soba", flt) == []
+
+
+def test_source_ids_of_a_filter(store: Store, make_memory: MakeMemory) -> None:
+    store.add_many(
+        [
+            make_memory(source_ids=("s:1", "s:2")),
+            make_memory(source_ids=("s:3",), user_id="bob"),
+            archived(make_memory(source_ids=("s:4",))),
+            make_memory(),
+        ]
+    )
+    assert store.source_ids(MemoryFilter()) == {"s:1", "s:2", "s:3", "s:4"}
+    assert store.source_ids(MemoryFilter(user_id="bob")) == {"s:3"}
+    assert store.source_ids(MemoryFilter(archived=False)) == {"s:1", "s:2", "s:3"}
+    assert store.source_ids(MemoryFilter(user_id="carol")) == set()
+
+
 def test_default_order_is_newest_first(store: Store, population: dict[int, Memory]) -> None:
     assert store.list(MemoryFilter())[0].id == population[6].id
 

@@ -196,6 +196,17 @@ class Store(Protocol):
 
     def count(self, flt: MemoryFilter) -> int: ...
 
+    def source_ids(self, flt: MemoryFilter) -> set[str]:
+        """Every provenance source id of the memories selected by ``flt`` (read without
+        decoding the memories)."""
+        ...
+
+    def same_text(self, trigger: str, content: str, flt: MemoryFilter) -> builtins.list[str]:
+        """Ids of the memories selected by ``flt`` whose trigger and content are exactly
+        ``trigger`` and ``content`` (what an exact-duplicate check needs, without reading
+        every memory of the window)."""
+        ...
+
     def update(self, memory_id: str, patch: MemoryPatch) -> bool:
         """Apply ``patch``; False when no memory has that id."""
         ...

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from kioku.service.inspection.reports import Stats
     from kioku.service.lifecycle.batch_state import BatchReport
     from kioku.service.recall.results import RecallResult
+    from kioku.service.remember.storing import PreparedTurn
     from kioku.service.remember.turns import RememberedTurn
 
 __all__ = ["Kioku"]
@@ -143,6 +144,38 @@ class Kioku(Runtime):
             source_ids=source_ids,
             source_timestamps=source_timestamps,
         )
+
+    def prepare_turn(
+        self,
+        user: str,
+        assistant: str = "",
+        *,
+        at: datetime | None = None,
+        session_id: str | None = None,
+        source_ids: Iterable[str] = (),
+        source_timestamps: Iterable[datetime] = (),
+    ) -> PreparedTurn:
+        """The half of :meth:`remember_turn` that takes no lock: the turn's checks, its
+        analysis, its memory and vector. Store it with :meth:`store_turn`, for example many
+        in one ``store.atomic()`` block, so the write lock is held only for the writes."""
+        from kioku.service.remember.storing import prepare_turn
+
+        return prepare_turn(
+            self,
+            user,
+            assistant,
+            at=at,
+            session_id=session_id,
+            source_ids=source_ids,
+            source_timestamps=source_timestamps,
+        )
+
+    def store_turn(self, turn: PreparedTurn) -> RememberedTurn:
+        """Store a turn made by :meth:`prepare_turn` (the other half of
+        :meth:`remember_turn`), in the caller's transaction if there is one."""
+        from kioku.service.remember.storing import store_turn
+
+        return store_turn(self, turn)
 
     # -- reading ---------------------------------------------------------------------------
 

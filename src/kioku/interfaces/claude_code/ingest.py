@@ -5,7 +5,6 @@ for what a turn is)."""
 from __future__ import annotations
 
 import hashlib
-from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -63,11 +62,12 @@ def ingest_transcript(
     ``{session id}:{turn id}``, so ingesting the same transcript again, or after it grew,
     stores only the new turns.
 
-    With the offline analyzer turns are stored ``batch_size`` (default 50) per transaction,
-    which also covers the check for stored turns, so two processes ingesting the same
-    transcript never store a turn twice. With an LLM analyzer the default is one turn at a
-    time, each its own transaction, so the store is not locked while a provider answers.
-    Either way a crash loses at most the batch in progress and never half-writes a turn.
+    Turns are stored ``batch_size`` per transaction (default 50 with the offline analyzer,
+    one with an LLM analyzer), which also covers the check for stored turns, so two processes
+    ingesting the same transcript never store a turn twice. Each batch is analysed before
+    its transaction, so the store is locked only for the writes, never while an analyzer or
+    a provider works. A crash loses at most the batch in progress and never half-writes a
+    turn.
 
     ``known`` is a snapshot of stored source ids (:meth:`Kioku.known_source_ids`) to share
     across many transcripts: turns in it are not looked at again, and the ids stored now are
@@ -80,31 +80,36 @@ def ingest_transcript(
     if batch_size is None:
         batch_size = OFFLINE_BATCH if offline else 1
     batch_size = max(1, batch_size)
-    hold = offline or batch_size > 1
     turns = parsed.turns
     snapshot = kioku.known_source_ids() if known is None else known
     pending = [t for t in turns if source_id(session, t) not in snapshot]
     added: list[str] = []
     already = len(turns) - len(pending)
     for start in range(0, len(pending), batch_size):
-        # Inside the transaction another process ingesting the same transcript waits for
-        # the write lock and then sees these turns as stored.
-        lock: AbstractContextManager[None] = kioku.store.atomic() if hold else nullcontext()
-        with lock:
-            stored = kioku.known_source_ids()
-            for turn in pending[start : start + batch_size]:
-                sid = source_id(session, turn)
-                if sid in stored:
-                    already += 1
-                    continue
-                remembered = kioku.remember_turn(
+        # Analysed before the transaction: the write lock is held only for the writes.
+        prepared = [
+            (
+                source_id(session, turn),
+                kioku.prepare_turn(
                     turn.user,
                     turn.assistant,
                     at=turn.at,
                     session_id=session,
-                    source_ids=[sid],
+                    source_ids=[source_id(session, turn)],
                     source_timestamps=[turn.at] if turn.at is not None else [],
-                )
+                ),
+            )
+            for turn in pending[start : start + batch_size]
+        ]
+        # Inside the transaction another process ingesting the same transcript waits for
+        # the write lock and then sees these turns as stored.
+        with kioku.store.atomic():
+            stored = kioku.known_source_ids()
+            for sid, ready in prepared:
+                if sid in stored:
+                    already += 1
+                    continue
+                remembered = kioku.store_turn(ready)
                 stored.add(sid)
                 if remembered.known:  # stored meanwhile, or erased meanwhile: not added
                     already += 1

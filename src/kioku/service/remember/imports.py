@@ -24,7 +24,7 @@ from kioku.core.validate import (
 )
 from kioku.errors import ValidationError
 from kioku.service.remember.known import known_source_ids
-from kioku.service.remember.storing import remember_turn
+from kioku.service.remember.storing import prepare_turn, store_turn
 
 if TYPE_CHECKING:
     from kioku.service.engine import Engine
@@ -179,32 +179,40 @@ def import_turns(
 ) -> ImportResult:
     """Remember each turn whose source id is not stored yet.
 
-    With the offline analyzer turns are stored ``batch_size`` (default 50) per transaction;
-    with an LLM analyzer one at a time, so the store is not locked while a provider answers.
-    A failure stops the import with the transaction in progress undone; the turns stored
-    before it carry their source ids, so running the import again resumes it.
+    Turns are stored ``batch_size`` per transaction (default 50 with the offline analyzer,
+    one with an LLM analyzer). Each batch is analysed and embedded before its transaction,
+    so the write lock is held only for the writes, never while an analyzer or a provider
+    works. A failure stops the import with the transaction in progress undone; the turns
+    stored before it carry their source ids, so running the import again resumes it.
     """
     offline = engine.config.llm.provider == "offline"
     size = max(1, batch_size or (OFFLINE_BATCH if offline else 1))
     result = ImportResult()
     known = known_source_ids(engine) if any(t.source_id for t in turns) else set()
     for start in range(0, len(turns), size):
+        chunk: list[ImportTurn] = []
+        for turn in turns[start : start + size]:
+            if turn.source_id is not None and turn.source_id in known:
+                result.skipped += 1
+                continue
+            chunk.append(turn)
+            if turn.source_id is not None:
+                known.add(turn.source_id)
+        prepared = [
+            prepare_turn(
+                engine,
+                turn.user,
+                turn.assistant,
+                at=turn.at,
+                session_id=turn.session_id,
+                source_ids=[turn.source_id] if turn.source_id is not None else [],
+                source_timestamps=[turn.at] if turn.at is not None else [],
+            )
+            for turn in chunk
+        ]
         with engine.store.atomic():
-            for turn in turns[start : start + size]:
-                if turn.source_id is not None and turn.source_id in known:
-                    result.skipped += 1
-                    continue
-                remembered = remember_turn(
-                    engine,
-                    turn.user,
-                    turn.assistant,
-                    at=turn.at,
-                    session_id=turn.session_id,
-                    source_ids=[turn.source_id] if turn.source_id is not None else [],
-                    source_timestamps=[turn.at] if turn.at is not None else [],
-                )
-                if turn.source_id is not None:
-                    known.add(turn.source_id)
+            for ready in prepared:
+                remembered = store_turn(engine, ready)
                 if remembered.known:
                     result.duplicates += 1
                 else:

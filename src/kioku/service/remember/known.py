@@ -32,5 +32,5 @@ def known_source_ids(engine: Engine) -> KnownSourceIds:
     """Every provenance source id of ``engine``'s memories, archive included; ``in`` is also
     True for the source ids of erased memories."""
     store = engine.store
-    stored = {s for m in store.iter(scoped(engine, archived=None)) for s in m.source_ids}
+    stored = store.source_ids(scoped(engine, archived=None))
     return KnownSourceIds(stored, store.tombstones())

@@ -1,13 +1,17 @@
 """Storing new memories: one given whole or by its fields, and one conversation turn
 (記憶生成). Every path ends in :func:`insert`, which validates, embeds and stores the memory,
 checking an exact duplicate and the protected-memory cap in the same transaction.
+
+A turn is remembered in two steps, :func:`prepare_turn` (analysis, the memory, its vector: no
+lock) and :func:`store_turn` (the writes), so a caller that stores many turns in one
+transaction (an import, a transcript) holds the write lock only for the writes.
 """
 
 from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Final, Literal, overload
 
@@ -26,9 +30,10 @@ from kioku.service.vectors import embed_memory, note_vector_model
 
 if TYPE_CHECKING:
     from kioku.core.model import Memory
+    from kioku.ports.analyzer import Analysis
     from kioku.service.engine import Engine
 
-__all__ = ["insert", "remember", "remember_turn"]
+__all__ = ["PreparedTurn", "insert", "prepare_turn", "remember", "remember_turn", "store_turn"]
 
 #: Fresh ids drawn for one memory before its DuplicateIdError is let through.
 _ID_ATTEMPTS: Final = 8
@@ -85,7 +90,16 @@ def remember(
     return insert(engine, memory, generated_id=True)
 
 
-def remember_turn(
+@dataclass(frozen=True, slots=True)
+class PreparedTurn:
+    """A turn analysed and made into its memory (validated, embedded), not stored yet."""
+
+    memory: Memory
+    analysis: Analysis
+    session_id: str | None
+
+
+def prepare_turn(
     engine: Engine,
     user: str,
     assistant: str = "",
@@ -94,11 +108,11 @@ def remember_turn(
     session_id: str | None = None,
     source_ids: Iterable[str] = (),
     source_timestamps: Iterable[datetime] = (),
-) -> RememberedTurn:
-    """Analyse one turn and store it as one memory (see :meth:`Kioku.remember_turn`)."""
+) -> PreparedTurn:
+    """Everything of remembering a turn that needs no lock: its checks, its analysis, the
+    memory and its vector. :func:`store_turn` stores it."""
     from kioku.core.validate import check_turn
     from kioku.ports.analyzer import Turn
-    from kioku.service.recall.mood import SessionMood, session_key
 
     user, assistant = check_turn(user, assistant)
     now = engine.clock.now()
@@ -123,15 +137,47 @@ def remember_turn(
         user_id=engine.user_id,
         agent_id=engine.agent_id,
     )
+    return PreparedTurn(_prepared(engine, memory, generated_id=True), analysis, session_id)
+
+
+def store_turn(engine: Engine, turn: PreparedTurn) -> RememberedTurn:
+    """Store a prepared turn: an exact duplicate already stored (or an erased source) is
+    returned as known; a turn that asks for protection while the cap is reached is stored
+    unprotected, with a warning. Runs in the caller's transaction, if any."""
+    from kioku.service.recall.mood import SessionMood, session_key
+
     try:
-        stored, known = insert(engine, memory, generated_id=True, dedupe=True)
+        stored, known = _store(engine, turn.memory, generated_id=True, dedupe=True)
     except ProtectionLimitError as exc:
         warn(engine, f"stored without protection: {exc}")
-        unprotected = replace(memory, protected=False)
-        stored, known = insert(engine, unprotected, generated_id=True, dedupe=True)
-    if session_id:
-        engine.store.set_state(session_key(session_id), SessionMood.of(stored).to_json())
-    return RememberedTurn(stored, analysis, known=known)
+        unprotected = replace(turn.memory, protected=False)
+        stored, known = _store(engine, unprotected, generated_id=True, dedupe=True)
+    if turn.session_id:
+        engine.store.set_state(session_key(turn.session_id), SessionMood.of(stored).to_json())
+    return RememberedTurn(stored, turn.analysis, known=known)
+
+
+def remember_turn(
+    engine: Engine,
+    user: str,
+    assistant: str = "",
+    *,
+    at: datetime | None = None,
+    session_id: str | None = None,
+    source_ids: Iterable[str] = (),
+    source_timestamps: Iterable[datetime] = (),
+) -> RememberedTurn:
+    """Analyse one turn and store it as one memory (see :meth:`Kioku.remember_turn`)."""
+    prepared = prepare_turn(
+        engine,
+        user,
+        assistant,
+        at=at,
+        session_id=session_id,
+        source_ids=source_ids,
+        source_timestamps=source_timestamps,
+    )
+    return store_turn(engine, prepared)
 
 
 @overload
@@ -150,6 +196,14 @@ def insert(
     """Validate, embed and store ``memory`` in ``engine``'s scope. With ``dedupe``, an exact
     duplicate already stored (checked in the same transaction) is returned instead, as
     ``(memory, True)``."""
+    prepared = _prepared(engine, memory, generated_id=generated_id)
+    stored, known = _store(engine, prepared, generated_id=generated_id, dedupe=dedupe)
+    return (stored, known) if dedupe else stored
+
+
+def _prepared(engine: Engine, memory: Memory, *, generated_id: bool) -> Memory:
+    """``memory`` with its id (when to be generated), in ``engine``'s scope, validated and
+    embedded."""
     from kioku.core.ids import make_memory_id
     from kioku.core.validate import validate_memory
 
@@ -157,7 +211,16 @@ def insert(
         memory = replace(memory, id=make_memory_id(memory.created, secrets.token_hex(4)))
     memory = replace(memory, user_id=engine.user_id, agent_id=engine.agent_id)
     validate_memory(memory, engine.config.categories)
-    memory = embed_memory(engine, memory)
+    return embed_memory(engine, memory)
+
+
+def _store(
+    engine: Engine, memory: Memory, *, generated_id: bool, dedupe: bool
+) -> tuple[Memory, bool]:
+    """Store a prepared ``memory`` in one transaction (nested in the caller's, if any):
+    ``(the memory stored, False)``, or with ``dedupe`` ``(the one already stored, True)``."""
+    from kioku.core.ids import make_memory_id
+
     store = engine.store
     for _ in range(_ID_ATTEMPTS):
         try:
@@ -175,7 +238,7 @@ def insert(
                         raise
                     return memory, True  # an erased turn: known, and never stored again
                 note_vector_model(engine, memory)
-            return (memory, False) if dedupe else memory
+            return memory, False
         except DuplicateIdError:
             if not generated_id:
                 raise

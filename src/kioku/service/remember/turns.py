@@ -90,7 +90,9 @@ def check_provenance(
 
 def find_duplicate(store: Store, memory: Memory) -> Memory | None:
     """The stored exact duplicate of ``memory`` (see the module's docstring), if any."""
-    candidates = store.iter(
+    same = store.same_text(
+        memory.trigger,
+        memory.content,
         MemoryFilter(
             user_id=memory.user_id,
             agent_id=memory.agent_id,
@@ -98,9 +100,9 @@ def find_duplicate(store: Store, memory: Memory) -> Memory | None:
             session_id=memory.session_id,
             created_after=memory.created - DUPLICATE_WINDOW + timedelta(microseconds=1),
             created_before=memory.created + DUPLICATE_WINDOW,
-        )
+        ),
     )
-    for other in candidates:
+    for other in store.get_many(same) if same else ():
         if (
             other.trigger == memory.trigger
             and other.content == memory.content

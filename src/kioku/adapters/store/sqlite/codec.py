@@ -23,6 +23,7 @@ __all__ = [
     "decode_embedding",
     "decode_memory",
     "decode_relations",
+    "decode_text_list",
     "encode_embedding",
     "encode_memory",
     "encode_text_list",
@@ -166,6 +167,11 @@ def _unreadable(memory_id: str, field: str, detail: str) -> StoreCorruptError:
         f"memory {memory_id!r} has an unreadable {field} ({detail})",
         hint="run `kioku doctor`; fix the row with the sqlite3 shell or restore a backup",
     )
+
+
+def decode_text_list(text: object, memory_id: str, field: str) -> tuple[str, ...]:
+    """A JSON list-of-text column of one memory (tags, keywords, source ids)."""
+    return _text_list(text, memory_id, field)
 
 
 def _text_list(text: object, memory_id: str, field: str) -> tuple[str, ...]:

@@ -30,6 +30,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Final
 
 from kioku.adapters.store.sqlite import migrations, rows, search, vector_lite
+from kioku.adapters.store.sqlite.codec import decode_text_list
 from kioku.adapters.store.sqlite.connection import connect, translating
 from kioku.adapters.store.sqlite.queries import (
     SELECT_MEMORIES,
@@ -341,6 +342,23 @@ class SqliteStore:
                 (*params, limit, sql_int(flt.offset)),
             ).fetchall()
             return rows.decode_rows(conn, found)
+
+    def source_ids(self, flt: MemoryFilter) -> set[str]:
+        where, params = where_clause(flt)
+        clause = f"{where} AND" if where else " WHERE"
+        sql = f"SELECT id, source_ids FROM memories{clause} source_ids != '[]'"
+        found: set[str] = set()
+        with self._reading() as conn:
+            for memory_id, raw in conn.execute(sql, params):
+                found.update(decode_text_list(raw, str(memory_id), "source_ids"))
+        return found
+
+    def same_text(self, trigger: str, content: str, flt: MemoryFilter) -> builtins.list[str]:
+        where, params = where_clause(flt)
+        clause = f"{where} AND" if where else " WHERE"
+        sql = f"SELECT id FROM memories{clause} trigger = ? AND content = ? ORDER BY id"
+        with self._reading() as conn:
+            return [str(row[0]) for row in conn.execute(sql, (*params, trigger, content))]
 
     def iter(self, flt: MemoryFilter, batch_size: int = 1000) -> Iterator[Memory]:
         """Pages by key (``(order key, id)`` after the last row), not by offset, so rows
