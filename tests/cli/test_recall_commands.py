@@ -95,6 +95,9 @@ def test_reembed_after_changing_the_model(kioku: Run, tmp_path: Path) -> None:
     env = clean_env(KIOKU_EMBEDDING__DIMENSIONS="128")
     result = kioku("reembed", "--json", env=env)
     assert result.code == 0, result.err
-    assert result.json()["reembedded"] == 4
+    # The four turns, and the profile one of them taught kioku (every kind is re-embedded).
+    kinds = kioku("stats", "--json").json()["by_kind"]
+    assert kinds == {"episode": 4, "profile": 1}
+    assert result.json()["reembedded"] == 5
     assert result.json()["model"].endswith("-128") or "-128-" in result.json()["model"]
     assert kioku("reembed", "--json", env=env).json()["reembedded"] == 0

@@ -138,6 +138,7 @@ def test_stats_cost_with_no_paid_calls(kioku: Run) -> None:
         "summarize",
         "keywords",
         "embed",
+        "profile",
     ]
 
 

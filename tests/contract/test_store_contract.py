@@ -23,6 +23,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kioku.core.kinds import KnowledgeDetails
 from kioku.core.model import Embedding, Kind, Memory, Relation, RelationType, Valence
 from kioku.errors import DuplicateIdError, StoreError
 from kioku.ports.store import MemoryFilter, MemoryPatch, Order, Store
@@ -464,6 +465,10 @@ PATCH_VALUES: dict[str, tuple[dict[str, Any], Any]] = {
     "revival_requested_at": ({}, BASE_TIME + timedelta(days=3)),
     "embedding": ({}, Embedding("m", (0.5, 0.25, -1.0))),
     "relations": ({}, "RELATIONS"),  # filled in by the test: needs real targets
+    "details": (
+        {"kind": Kind.KNOWLEDGE},
+        KnowledgeDetails(confidence=0.9, source_episodes=("mem_a",), version=2),
+    ),
 }
 
 
@@ -609,9 +614,12 @@ def test_state_upsert(store: Store) -> None:
 
 def test_stats(store: Store, population: dict[int, Memory]) -> None:
     everything = store.stats(None, None)
-    assert everything.total == 7
-    assert everything.by_level == {1: 4, 2: 1, 3: 1, 4: 1}
-    assert everything.by_category == {"casual": 2, "decision": 1, "emotional": 1, "work": 3}
+    # Levels, categories and protection count episodes (the spec 000 lifecycle); every kind
+    # is counted in by_kind (memory 3 is knowledge, 5 a procedure).
+    assert everything.total == 5
+    assert everything.by_kind == {"episode": 5, "knowledge": 1, "procedure": 1}
+    assert everything.by_level == {1: 3, 2: 1, 3: 0, 4: 1}
+    assert everything.by_category == {"casual": 2, "emotional": 1, "work": 2}
     assert (everything.protected, everything.archived, everything.revival_requested) == (1, 1, 1)
     assert everything.size_bytes > 0
     alice_a1 = store.stats("alice", "a1")

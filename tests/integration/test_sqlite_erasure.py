@@ -13,10 +13,9 @@ import pytest
 
 from kioku import Kioku
 from kioku.adapters.store.sqlite import open_sqlite_store
-from kioku.adapters.store.sqlite.codec import encode_memory
+from kioku.adapters.store.sqlite.codec import MEMORY_COLUMNS, encode_memory
 from kioku.adapters.store.sqlite.connection import connect
 from kioku.adapters.store.sqlite.migrations import LATEST_VERSION, applied_migrations, migrate
-from kioku.adapters.store.sqlite.queries import INSERT_MEMORY
 from kioku.adapters.store.sqlite.recover import salvage
 from kioku.errors import StoreError
 from kioku.ports.store import MemoryFilter
@@ -34,7 +33,12 @@ def test_version_5_is_upgraded_in_place(tmp_path: Path) -> None:
     conn = connect(path, 1000)
     try:
         migrate(conn, target=5)
-        conn.execute(INSERT_MEMORY, encode_memory(memory))
+        # Version 5 has no ``details`` column (version 8 adds it): the last value goes.
+        columns = ", ".join(MEMORY_COLUMNS[:-1])
+        marks = ", ".join("?" for _ in MEMORY_COLUMNS[:-1])
+        conn.execute(
+            f"INSERT INTO memories ({columns}) VALUES ({marks})", encode_memory(memory)[:-1]
+        )
     finally:
         conn.close()
     assert _raw(path, "PRAGMA user_version") == [(5,)]

@@ -14,9 +14,8 @@ from pathlib import Path
 import pytest
 
 from kioku.adapters.store.sqlite import migrations, open_sqlite_store, search
-from kioku.adapters.store.sqlite.codec import encode_memory
+from kioku.adapters.store.sqlite.codec import MEMORY_COLUMNS, encode_memory
 from kioku.adapters.store.sqlite.migrations import LATEST_VERSION, migrate
-from kioku.adapters.store.sqlite.queries import INSERT_MEMORY
 from kioku.adapters.text.lexical import index_terms
 from kioku.core.model import Kind, Memory, Relation, RelationType, Valence
 from kioku.errors import StoreError
@@ -75,6 +74,15 @@ INSERT INTO memories (
 
 A, B, C, D = "mem_20260120_001", "mem_20260120_002", "mem_20260120_003", "mem_20260120_004"
 VECTOR = (0.123, -0.456, 0.5)
+
+#: Rows as stores before version 8 took them (no ``details`` column).
+INSERT_V7 = (
+    "INSERT INTO memories ("
+    + ", ".join(MEMORY_COLUMNS[:-1])
+    + ") VALUES ("
+    + ", ".join("?" for _ in MEMORY_COLUMNS[:-1])
+    + ")"
+)
 
 
 def _row(memory_id: str, created: str, **kw: object) -> tuple[object, ...]:
@@ -260,6 +268,7 @@ def test_upgrade_from_version_1_keeps_every_row_and_field(tmp_path: Path, tokyo_
         (5, "lifecycle_log"),
         (6, "erasure"),
         (7, "lexical_proper_nouns"),
+        (8, "memory_kinds"),
     ]
     indexes = {row[0] for row in _raw(path, "SELECT name FROM sqlite_master WHERE type='index'")}
     assert {"idx_retention_score", "idx_current_level", "idx_archived_at", "idx_created"} <= indexes
@@ -419,7 +428,7 @@ def _version_3_db(path: Path, memories: list[Memory]) -> None:
     try:
         assert migrate(conn, target=3) == [1, 2, 3]
         conn.execute("BEGIN")
-        conn.executemany(INSERT_MEMORY, [encode_memory(m) for m in memories])
+        conn.executemany(INSERT_V7, [encode_memory(m)[:-1] for m in memories])
         conn.execute("COMMIT")
     finally:
         conn.close()
@@ -509,7 +518,7 @@ def test_version_7_indexes_japanese_proper_nouns_of_existing_memories(tmp_path: 
     try:
         migrate(conn, target=6)
         conn.execute("BEGIN")
-        conn.execute(INSERT_MEMORY, encode_memory(memory))
+        conn.execute(INSERT_V7, encode_memory(memory)[:-1])
         search.put_many(conn, [(memory.id, "旅行 行")])  # the terms version 6 made
         conn.execute("COMMIT")
     finally:

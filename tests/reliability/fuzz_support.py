@@ -152,15 +152,27 @@ def assert_sound(outcome: Outcome, codes: frozenset[int] | set[int]) -> None:
 
 
 def assert_block(outcome: Outcome) -> None:
-    """Hook output is nothing or one ``<memories>`` block of at most 10,000 characters with no
-    control character but its line feeds (kioku.core.inject), printable as UTF-8."""
+    """Hook output is nothing or the primed block (kioku.service.priming): the recalled
+    episodes' ``<memories>`` block first when there are any, then ``<kioku-priming>`` sections,
+    every block closed once, at most 10,000 characters in all, with no control character but
+    its line feeds (kioku.core.inject), printable as UTF-8."""
     text = outcome.out
     if not text:
         return
-    assert text.startswith("<memories>\n"), str(outcome)
-    assert text.endswith("</memories>\n"), str(outcome)
-    assert text.count("<memories>") == 1, str(outcome)
-    assert text.count("</memories>") == 1, str(outcome)
+    assert text.startswith(("<memories>\n", "<kioku-priming ")), str(outcome)
+    assert text.endswith(("</memories>\n", "</kioku-priming>\n")), str(outcome)
+    assert text.count("<memories>") == text.count("</memories>") <= 1, str(outcome)
+    assert text.count("<kioku-priming ") == text.count("</kioku-priming>"), str(outcome)
+    depth = 0
+    for line in text.splitlines():
+        if line in ("<memories>",) or line.startswith("<kioku-priming "):
+            assert depth == 0, str(outcome)
+            depth += 1
+        elif line in ("</memories>", "</kioku-priming>"):
+            assert depth == 1, str(outcome)
+            depth -= 1
+        else:
+            assert depth == 1, f"a line outside every block\n{outcome}"
     assert len(text) <= 10_001, str(outcome)
     assert not [c for c in text if unicodedata.category(c) == "Cc" and c != "\n"], str(outcome)
     assert not FORBIDDEN.search(text.replace("\n", "")), str(outcome)

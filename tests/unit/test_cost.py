@@ -28,7 +28,14 @@ def test_spec_cost_table_rows_at_haiku_prices() -> None:
     ]
     report = cost_report(totals, HAIKU, START + timedelta(days=365))
     usd = {line.purpose: round(line.usd, 2) for line in report.lines}
-    assert usd == {"analyze": 139.0, "summarize": 167.4, "keywords": 15.9, "embed": 2.86}
+    # The spec's four rows, and kioku's profile extraction (no calls in the spec's table).
+    assert usd == {
+        "analyze": 139.0,
+        "summarize": 167.4,
+        "keywords": 15.9,
+        "embed": 2.86,
+        "profile": 0.0,
+    }
     assert report.total_usd == pytest.approx(325.16, abs=0.01)
     assert report.per_month_usd == pytest.approx(325.16 / 12, abs=0.01)
 
@@ -37,7 +44,7 @@ def test_no_usage_costs_nothing_and_projects_nothing() -> None:
     report = cost_report([], HAIKU, START)
     assert report.total_usd == 0
     assert report.per_month_usd is None
-    assert [line.calls for line in report.lines] == [0, 0, 0, 0]
+    assert [line.calls for line in report.lines] == [0, 0, 0, 0, 0]
 
 
 def test_models_of_one_purpose_are_added_together() -> None:

@@ -75,6 +75,9 @@ _COMMENTS: dict[str, str] = {
     "compression.ratio_min_memories": (
         "Enforce the level ratios only from this many non-protected memories on (0: always)."
     ),
+    "compression.keep_originals": (
+        "Keep each episode's original text for deliberate search (policy B); false: summaries only."
+    ),
     "batch.max_auto_catch_up_days": (
         "Most days a scheduled or automatic batch catches up (1-3660); run `kioku batch` for more."
     ),
@@ -141,6 +144,7 @@ _COMMENTS: dict[str, str] = {
     "context.topic_phrases": 'Phrases that start a new topic, like "by the way" ([] = built-in).',
     "scope.user_id": "User that owns memories by default.",
     "scope.agent_id": "Agent that owns memories by default.",
+    "priming.graph_spreading": "Spread priming's activation over relations (PageRank).",
 }
 
 

@@ -29,6 +29,7 @@ __all__ = [
     "ResonanceConfig",
     "RetentionConfig",
     "RetrievalConfig",
+    "PrimingConfig",
     "ScopeConfig",
     "StoreConfig",
 ]
@@ -107,6 +108,10 @@ class CompressionConfig(Record):
     #: Ratios are enforced only in a scope holding at least this many non-protected memories
     #: (archived ones included); below it only the score thresholds move memories down.
     ratio_min_memories: int = 100
+    #: Spec 003 §8.1: keep each episode's original text when compression first rewrites it,
+    #: compressed and searchable only on purpose (policy B, true); false keeps only the
+    #: summaries (policy A).
+    keep_originals: bool = True
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -260,6 +265,15 @@ class ScopeConfig(Record):
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
+class PrimingConfig(Record):
+    """``[priming]``: automatic recall before every prompt (spec 001)."""
+
+    #: Spread activation over relations too: related knowledge gains 0.5 × its personalised
+    #: PageRank from the knowledge the message matched (spec 001's optional graph spreading).
+    graph_spreading: bool = False
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Config(Record):
     """The whole configuration: one frozen section per table of ``config.toml``."""
 
@@ -279,6 +293,7 @@ class Config(Record):
     context: ContextConfig = field(default_factory=ContextConfig)
     store: StoreConfig = field(default_factory=StoreConfig)
     scope: ScopeConfig = field(default_factory=ScopeConfig)
+    priming: PrimingConfig = field(default_factory=PrimingConfig)
 
     @property
     def categories(self) -> tuple[str, ...]:

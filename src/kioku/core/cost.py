@@ -15,6 +15,7 @@ PURPOSE_LABELS: dict[Purpose, str] = {
     "summarize": "Level 1→2 compression (summaries)",
     "keywords": "Level 2→3 compression (keywords)",
     "embed": "embeddings",
+    "profile": "profile extraction",
 }
 
 _MTOK = 1_000_000

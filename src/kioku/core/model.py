@@ -11,6 +11,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Final
 
+from kioku.core.kinds import Details
 from kioku.records import Record
 
 __all__ = [
@@ -46,11 +47,32 @@ class Valence(StrEnum):
 
 
 class Kind(StrEnum):
-    """What sort of memory a record is. Episodic memories come from conversation turns."""
+    """What sort of memory a record is (spec 001): episodes come from conversation turns;
+    knowledge, procedures and profiles are written on purpose or by consolidation (see
+    :mod:`kioku.core.kinds`). The older names (episodic, semantic, procedural) still read."""
 
-    EPISODIC = "episodic"
-    SEMANTIC = "semantic"
-    PROCEDURAL = "procedural"
+    EPISODE = "episode"
+    KNOWLEDGE = "knowledge"
+    PROCEDURE = "procedure"
+    PROFILE = "profile"
+    # Aliases of the names stores of schema version 7 and earlier used.
+    EPISODIC = "episode"
+    SEMANTIC = "knowledge"
+    PROCEDURAL = "procedure"
+
+    @classmethod
+    def _missing_(cls, value: object) -> Kind | None:
+        return _LEGACY_KINDS.get(str(value).strip().lower())
+
+
+_LEGACY_KINDS: Final[dict[str, Kind]] = {
+    "episodic": Kind.EPISODE,
+    "episodes": Kind.EPISODE,
+    "semantic": Kind.KNOWLEDGE,
+    "procedural": Kind.PROCEDURE,
+    "procedures": Kind.PROCEDURE,
+    "profiles": Kind.PROFILE,
+}
 
 
 class RelationType(StrEnum):
@@ -153,12 +175,14 @@ class Memory(Record):
     # Scope: who the memory belongs to. Single-user installs use the defaults.
     user_id: str = DEFAULT_USER_ID
     agent_id: str = DEFAULT_AGENT_ID
-    kind: Kind = Kind.EPISODIC
+    kind: Kind = Kind.EPISODE
     # Provenance: where the memory came from.
     session_id: str | None = None
     source_ids: tuple[str, ...] = ()
     source_timestamps: tuple[datetime, ...] = ()
     updated_at: datetime | None = field(default=None, compare=False)
+    #: What only this memory's kind has (None for episodes): see :mod:`kioku.core.kinds`.
+    details: Details | None = None
 
     @property
     def archived(self) -> bool:

@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Any
 
 from kioku.core.explain import RetentionExplanation
+from kioku.core.kinds_json import details_to_dict
 from kioku.core.model import Level, Memory
 from kioku.core.timefmt import format_ts
 
@@ -54,6 +55,7 @@ def memory_to_dict(memory: Memory, *, include_embedding: bool = False) -> dict[s
         "embedding_model": memory.embedding.model if memory.embedding else None,
         "embedding_dim": memory.embedding.dim if memory.embedding else None,
         "updated_at": _ts(memory.updated_at),
+        "details": details_to_dict(memory.details),
     }
     if include_embedding:
         data["embedding"] = list(memory.embedding.vector) if memory.embedding else None

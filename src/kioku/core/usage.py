@@ -8,8 +8,9 @@ from typing import Literal
 
 __all__ = ["Purpose", "Usage", "UsageTotal"]
 
-#: What a call was for; the rows of the spec's cost table (年間コスト見積もり).
-Purpose = Literal["analyze", "summarize", "keywords", "embed"]
+#: What a call was for; the rows of the spec's cost table (年間コスト見積もり), and ``profile``:
+#: reading what a speaker says about themselves into their profile (spec 003 §6).
+Purpose = Literal["analyze", "summarize", "keywords", "embed", "profile"]
 
 
 @dataclass(frozen=True, slots=True)

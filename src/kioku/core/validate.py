@@ -259,6 +259,9 @@ def validate_memory(memory: Memory, categories: Sequence[str]) -> None:
     check_valence(memory.emotional_valence)
     check_category(memory.category, categories)
     check_kind(memory.kind)
+    from kioku.core.kinds_json import check_details
+
+    check_details(memory.kind, memory.details)
     if check_tags(memory.emotional_tags) != memory.emotional_tags:
         raise ValidationError("emotional_tags", list(memory.emotional_tags), "normalised tags")
     if not (0.0 < memory.decay_coefficient < 1.0):

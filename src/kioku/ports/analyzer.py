@@ -12,8 +12,9 @@ from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
 from kioku.core.model import Valence
+from kioku.core.profiles import ProfileClaim
 
-__all__ = ["Analysis", "Analyzer", "Compressed", "Language", "Turn"]
+__all__ = ["Analysis", "Analyzer", "Compressed", "Language", "ProfileExtractor", "Turn"]
 
 Language = Literal["ja", "en", "mixed", "other"]
 
@@ -75,4 +76,19 @@ class Analyzer(Protocol):
 
     def extract_keywords(self, trigger: str, content: str) -> Compressed:
         """Level 2 → 3: 2–3 keywords from each field, comma-separated."""
+        ...
+
+
+@runtime_checkable
+class ProfileExtractor(Protocol):
+    """Read what a speaker says about themselves (spec 003 §6, ユーザープロファイル管理).
+
+    An optional capability of an analyzer: the LLM analyzers have it, and the service falls
+    back to the offline :func:`kioku.core.profiles.extract_profile_claims` when the analyzer
+    in use does not. The same contract as that function: explicit, present, first-person
+    preferences and facts only, each with its evidence, a verbatim span of ``text``.
+    """
+
+    def extract_profile(self, text: str, speaker: str | None) -> list[ProfileClaim]:
+        """The profile claims ``speaker`` makes about themselves in ``text``, in text order."""
         ...

@@ -15,7 +15,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+from kioku.core.kinds import Details
 from kioku.core.model import Embedding, Memory, Relation, Valence
+from kioku.ports.store_records import ActivityQuery, ActivityRow, Original, StoredActivity
 from kioku.records import Record
 
 if TYPE_CHECKING:  # the batch's types and numpy: a recall in a hook's fresh process loads none
@@ -30,13 +32,17 @@ if TYPE_CHECKING:  # the batch's types and numpy: a recall in a hook's fresh pro
 
 __all__ = [
     "UNSET",
+    "ActivityQuery",
+    "ActivityRow",
     "IntegrityReport",
     "MemoryFilter",
     "MemoryPatch",
     "Order",
+    "Original",
     "ScoringFields",
     "Store",
     "StoreStats",
+    "StoredActivity",
     "Unset",
 ]
 
@@ -73,6 +79,8 @@ class MemoryFilter(Record):
     recalled_since_last_batch: bool | None = None
     revival_requested: bool | None = None
     kind: str | None = None
+    #: Any of these kinds (with ``kind``, both must hold).
+    kinds: tuple[str, ...] | None = None
     session_id: str | None = None
     created_after: datetime | None = None
     created_before: datetime | None = None
@@ -109,6 +117,7 @@ class MemoryPatch(Record):
     revival_requested_at: datetime | Unset | None = UNSET
     embedding: Embedding | Unset | None = UNSET
     relations: tuple[Relation, ...] | Unset = UNSET
+    details: Details | Unset | None = UNSET
 
     def changed(self) -> dict[str, object]:
         """The fields this patch sets, by name."""
@@ -132,11 +141,13 @@ class ScoringFields(Record):
     arousal: int
     tags: tuple[str, ...]
     archived: bool
+    kind: str = "episode"
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class StoreStats(Record):
-    """Counts of one scope's memories."""
+    """Counts of one scope's episodes (levels, categories, protection, the archive), and of
+    its memories of every kind in ``by_kind``."""
 
     total: int
     by_level: dict[int, int]
@@ -145,6 +156,7 @@ class StoreStats(Record):
     archived: int
     revival_requested: int
     size_bytes: int
+    by_kind: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -336,7 +348,8 @@ class Store(Protocol):
     # Erasure (kioku.service.erasure.erasure): tombstones, the audit log, the backups manifest.
 
     def delete_many(self, memory_ids: Sequence[str]) -> int:
-        """Erase these memories (with their relations) in one transaction; how many existed."""
+        """Erase these memories (with their relations, their kept originals, and their text
+        in every activity event that quoted them) in one transaction; how many existed."""
         ...
 
     def tombstones(self) -> Tombstones:
@@ -376,6 +389,38 @@ class Store(Protocol):
 
     def delete_state(self, prefix: str) -> int:
         """Delete the state rows whose key starts with ``prefix``; how many."""
+        ...
+
+    def delete_activity(self, user_id: str) -> int:
+        """Delete every activity event of ``user_id``; how many."""
+        ...
+
+    # Cold storage (spec 003 §8.1 policy B): originals only deliberate search reads.
+
+    def put_originals(self, items: Sequence[Original], at: datetime) -> int:
+        """Keep the original text of these memories, unless one is kept already; how many
+        were new. Deleting a memory deletes its original."""
+        ...
+
+    def originals(self, memory_ids: Sequence[str]) -> dict[str, Original]:
+        """The kept originals of these memories, by id."""
+        ...
+
+    def search_originals(
+        self, terms: Sequence[str], flt: MemoryFilter, limit: int
+    ) -> builtins.list[tuple[str, float]]:
+        """``(memory id, score)`` of the best lexical matches among originals whose memory
+        meets the scope, kind and ``archived`` criteria of ``flt``; higher is better."""
+        ...
+
+    # The unified activity log (spec 001).
+
+    def append_activity(self, rows: Sequence[ActivityRow]) -> builtins.list[int]:
+        """Append events in one transaction; their sequence numbers."""
+        ...
+
+    def read_activity(self, query: ActivityQuery) -> builtins.list[StoredActivity]:
+        """Events of the query, oldest first (the newest ``limit`` of them when given)."""
         ...
 
     def scrub(self) -> ScrubReport:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, overload
 
 from kioku.core.model import Memory
 from kioku.ports.store import MemoryFilter, Order
+from kioku.service.mind import Mind
 from kioku.service.recall import pipeline
 from kioku.service.runtime import Runtime
 from kioku.service.scope import get_owned, scoped
@@ -39,7 +40,7 @@ if TYPE_CHECKING:
 __all__ = ["Kioku"]
 
 
-class Kioku(Runtime):
+class Kioku(Runtime, Mind):
     """Long-term memory for one owner (``user_id``/``agent_id``) on one store.
 
     Open it with :meth:`open` (a home directory) or build it on any Store. The store is
@@ -70,7 +71,7 @@ class Kioku(Runtime):
         session_id: str | None = None,
         source_ids: Iterable[str] = (),
         source_timestamps: Iterable[datetime] = (),
-        kind: str = "episodic",
+        kind: str = "episode",
     ) -> Memory: ...
 
     def remember(
@@ -216,11 +217,12 @@ class Kioku(Runtime):
             order=order,
         )
 
-    def count(self, *, archived: bool | None = None) -> int:
-        """How many memories this scope has (only archived, only active, or all for None)."""
+    def count(self, *, archived: bool | None = None, kind: str | None = "episode") -> int:
+        """How many memories of ``kind`` this scope has (episodes unless told; None: every
+        kind), only archived, only active, or all for ``archived=None``."""
         from kioku.service.inspection.reading import count_memories
 
-        return count_memories(self, archived=archived)
+        return count_memories(self, archived=archived, kind=kind)
 
     def explain(self, memory: Memory | str) -> RetentionExplanation:
         """Why the memory has its score and level, and when it will fade if never recalled."""

@@ -31,10 +31,13 @@ _STOP_EN: Final = frozenset(
     "some such only own same s t don't didn't doesn't isn't wasn't i'm i've i'll you're "
     "that's what's let's oh hey hi yeah yes ok okay".split()
 )
-#: Question words say what kind of answer a query wants, not what it is about: a query leaves
-#: them out (memories keep them in their terms). Japanese ones (いつ, 何, 誰) are pronouns and
-#: adverbs that :func:`_japanese` never keeps.
-_QUESTION_EN: Final = frozenset("what when where which who whom whose why how".split())
+#: Question words (and the "please" of a polite request) say what kind of answer a query
+#: wants, not what it is about: a query leaves them out (memories keep them in their
+#: terms). Japanese ones (いつ, 何, 誰) are pronouns and adverbs that :func:`_japanese`
+#: never keeps.
+_QUESTION_EN: Final = frozenset(
+    "what when where which who whom whose why how please pls kindly".split()
+)
 _JA_KEEP_POS: Final = frozenset({"noun", "propn", "verb", "adj", "adverb", "prefix-noun"})
 #: Capitalised words that name nothing in particular: the pronoun, months and weekdays (a
 #: memory keeps its time as a date, not as these words). "May" is a stopword already.

@@ -216,14 +216,10 @@ def user_prompt_recall(
     if should_skip(prompt):
         return "", None
     assert prompt is not None
-    result = kioku.recall(prompt, session_id=usable_session(session_id), mark=mark)
-    block = result.block
-    budget = _budget(kioku)
-    if len(block) > budget:
-        from kioku.service.recall.results import memories_block
-
-        block = memories_block(result.items, budget)
-    return block, result
+    primed = kioku.prime(
+        prompt, session_id=usable_session(session_id), mark=mark, max_chars=MAX_CONTEXT_CHARS
+    )
+    return primed.block, primed.recall
 
 
 def _strongest(kioku: Kioku, count: int) -> list[Memory]:

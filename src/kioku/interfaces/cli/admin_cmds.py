@@ -175,6 +175,7 @@ def stats_cmd(state: CliState, cost: bool, since: str | None, as_json: bool) -> 
         "archived": s.archived,
         "by_level": {str(level): s.by_level.get(level, 0) for level in (1, 2, 3, 4)},
         "by_category": dict(sorted(s.by_category.items())),
+        "by_kind": dict(sorted(s.by_kind.items())),
         "protected": s.protected,
         "max_protected": stats.max_protected,
         "revival_requested": s.revival_requested,
@@ -208,7 +209,10 @@ def stats_cmd(state: CliState, cost: bool, since: str | None, as_json: bool) -> 
         return
     levels = "  ".join(f"L{k} {v}" for k, v in data["by_level"].items())
     cats = "  ".join(f"{k} {v}" for k, v in data["by_category"].items()) or "-"
-    click.echo(f"memories    {s.total} (active {data['active']}, archived {s.archived})")
+    click.echo(f"episodes    {s.total} (active {data['active']}, archived {s.archived})")
+    others = "  ".join(f"{k} {v}" for k, v in data["by_kind"].items() if k != "episode")
+    if others:
+        click.echo(f"other kinds {others}")
     click.echo(f"by level    {levels}")
     click.echo(f"by category {cats}")
     click.echo(f"protected   {s.protected} of at most {stats.max_protected}")

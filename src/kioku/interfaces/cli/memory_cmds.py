@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import click
 
-from kioku.core.model import ALL_TAGS, Memory
+from kioku.core.kinds_explain import kind_explanation
+from kioku.core.model import ALL_TAGS, Kind, Memory
 from kioku.core.serialize import explanation_to_dict, memory_to_dict
 from kioku.core.timefmt import format_ts
 from kioku.errors import ValidationError
@@ -146,6 +149,11 @@ def _row(m: Memory) -> list[str]:
     default=None,
     help="Only protected (or only unprotected) memories.",
 )
+@click.option(
+    "--kind",
+    type=click.Choice(["episode", "knowledge", "procedure", "profile"]),
+    help="Only memories of this kind.",
+)
 @click.option("--limit", type=click.IntRange(min=1), default=50, show_default=True)
 @click.option("--offset", type=click.IntRange(min=0), default=0, help="Skip this many first.")
 @json_option
@@ -157,6 +165,7 @@ def list_cmd(
     archived: bool,
     show_all: bool,
     protected: bool | None,
+    kind: str | None,
     limit: int,
     offset: int,
     as_json: bool,
@@ -168,6 +177,7 @@ def list_cmd(
             category=_split(category) or None,
             archived=None if show_all else archived,
             protected=protected,
+            kind=kind,
             limit=limit,
             offset=offset,
         )
@@ -195,8 +205,14 @@ def show_cmd(state: CliState, memory_id: str, as_json: bool) -> None:
     """
     with state.open() as kioku:
         memory = kioku.get(memory_id)
+        if memory.kind is not Kind.EPISODE:
+            _show_kind(kioku.read_memory(memory_id, mark=False).memory, as_json)
+            return
         explained = kioku.explain(memory)
+        original = kioku.read_memory(memory_id, mark=False).original
     data = memory_to_dict(memory)
+    if original is not None:
+        data["original"] = {"trigger": original.trigger, "content": original.content}
     data["retention"] = explanation_to_dict(explained)
     data["retention"]["projection"] = [
         {"at": p.at.isoformat(), "batches": p.batches, "score": round(p.score, 4), "level": p.level}
@@ -245,6 +261,24 @@ def show_cmd(state: CliState, memory_id: str, as_json: bool) -> None:
         right_column = cells[half:] + [""] * (2 * half - len(cells))
         for left, right in zip(cells[:half], right_column, strict=True):
             click.echo(f"  {left}    {right}".rstrip())
+
+
+def _show_kind(memory: Memory, as_json: bool) -> None:
+    """``show`` for knowledge, procedures and profiles: their details and lifecycle."""
+    data = memory_to_dict(memory)
+    data["explanation"] = kind_explanation(memory)
+    if as_json:
+        echo_json(data)
+        return
+    details = data.pop("details") or {}
+    explanation = data.pop("explanation")
+    for key in ("id", "kind", "created", "updated_at", "trigger", "content", "protected"):
+        click.echo(f"{key:<11}  {plain(data[key])}")
+    click.echo("")
+    click.echo(explanation["lifecycle"])
+    for key, value in details.items():
+        shown = json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else value
+        click.echo(f"  {key:<18} {'-' if shown in (None, '', '[]') else plain(shown)}")
 
 
 def _simple(name: str, verb: str, help_text: str) -> click.Command:

@@ -219,7 +219,15 @@ def _why(item: Recalled, floor: float) -> str:
 
 
 @click.command("import")
-@click.argument("source", type=click.File("rb"))
+@click.argument("source", type=click.Path(allow_dash=True))
+@click.option(
+    "--layout",
+    type=click.Choice(["jsonl", "files"]),
+    default="jsonl",
+    show_default=True,
+    help="jsonl: SOURCE is a file of turns; files: SOURCE is a directory written by "
+    "`kioku export --layout files`.",
+)
 @click.option(
     "--skip-invalid",
     is_flag=True,
@@ -227,7 +235,9 @@ def _why(item: Recalled, floor: float) -> str:
 )
 @json_option
 @click.pass_obj
-def import_cmd(state: CliState, source: IO[bytes], skip_invalid: bool, as_json: bool) -> None:
+def import_cmd(
+    state: CliState, source: str, layout: str, skip_invalid: bool, as_json: bool
+) -> None:
     """Remember one conversation turn per line of SOURCE (a JSONL file, or - for stdin).
 
     Each line: {"user": ..., "assistant": ..., "at": ISO, "session": ID, "source_id": ID}
@@ -238,10 +248,26 @@ def import_cmd(state: CliState, source: IO[bytes], skip_invalid: bool, as_json: 
     The whole file is checked first. If a line is invalid nothing is imported: every
     invalid line is listed with its number and exit status is 2. With --skip-invalid the
     valid lines are imported and the invalid ones listed (on stderr, and in --json).
+
+    With --layout files, SOURCE is the directory of `kioku export --layout files`: its
+    memories (with their kept originals and the activity log) are added to your scope
+    (--user/--agent). Every file is checked before anything is written; a problem names
+    the file and the field, nothing is imported and exit status is 2. Memories whose id is
+    already stored are skipped; vectors are computed again with the configured embedder.
     """
     from kioku.service.remember.imports import import_turns, read_import
 
-    data = source.read()
+    if layout == "files":
+        from kioku.interfaces.cli.mirror_cmds import import_files_layout
+
+        if skip_invalid:
+            raise click.UsageError("--skip-invalid is for --layout jsonl: files import whole")
+        import_files_layout(state, source, as_json=as_json)
+        return
+    ctx = click.get_current_context()
+    param = next(p for p in ctx.command.params if p.name == "source")
+    stream: IO[bytes] = click.File("rb").convert(source, param, ctx)
+    data = stream.read()
     with state.open(on_warning=_warn) as kioku:
         plan = read_import(data, tz=kioku.clock.tz, now=kioku.clock.now())
         invalid = [{"line": i.line, "error": i.error} for i in plan.invalid]

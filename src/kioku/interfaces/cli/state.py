@@ -17,7 +17,9 @@ __all__ = ["CREATING_COMMANDS", "CliState"]
 #: Commands that may create the home and its database when they do not exist yet. Every
 #: other command only works on an existing store: pointed at a home without one (a mistyped
 #: --home) it fails with a clear error instead of creating an empty store there.
-CREATING_COMMANDS = frozenset({"init", "remember", "add", "import", "ingest", "context"})
+CREATING_COMMANDS = frozenset(
+    {"init", "remember", "add", "write", "profile", "import", "ingest", "context"}
+)
 
 
 def _command_name() -> str | None:

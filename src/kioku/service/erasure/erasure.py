@@ -21,6 +21,7 @@ cannot scrub copies it does not control.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -205,8 +206,8 @@ def plan_erasure(engine: Engine, user_id: str) -> ErasurePlan:
 
 def erase_user(engine: Engine, user_id: str, token: str) -> ErasureReport:
     """Erase every memory of ``user_id`` (all agents), its relations, vectors, lifecycle log
-    rows and working-memory state, leaving tombstones of its source ids and an audit row.
-    Refuses (ErasureTokenError, nothing changed) unless ``token`` is the one
+    rows, activity events and working-memory state, leaving tombstones of its source ids and
+    an audit row. Refuses (ErasureTokenError, nothing changed) unless ``token`` is the one
     :func:`plan_erasure` gives for exactly the memories there are now."""
     store = engine.store
     with store.atomic():
@@ -219,7 +220,12 @@ def erase_user(engine: Engine, user_id: str, token: str) -> ErasureReport:
         erased = store.delete_many(ids)
         tombstoned = store.add_tombstones(sources, engine.clock.now())
         log_rows = store.delete_log(user_id)
+        activity_rows = store.delete_activity(user_id)
         state_rows = store.delete_state(_WORKING_MEMORY_PREFIX.format(user=user_id))
+        # Session-boundary encoding's points (memory ids and times, keyed by the user).
+        user_json = json.dumps(user_id)
+        for prefix in ("encoding:[", "encoding-sweep:["):
+            state_rows += store.delete_state(f"{prefix}{user_json},")
         seq = store.append_audit(
             engine.clock.now(),
             "erase_user",
@@ -229,6 +235,7 @@ def erase_user(engine: Engine, user_id: str, token: str) -> ErasureReport:
                 "agents": len({m.agent_id for m in memories}),
                 "tombstoned_source_ids": tombstoned,
                 "log_rows_deleted": log_rows,
+                "activity_events_deleted": activity_rows,
                 "state_rows_deleted": state_rows,
                 "backups_still_containing": [b.path for b in backups if b.exists],
             },

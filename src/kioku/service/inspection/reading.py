@@ -50,9 +50,12 @@ def list_memories(
     )
 
 
-def count_memories(engine: Engine, *, archived: bool | None = None) -> int:
-    """How many memories ``engine``'s scope has (only archived, only active, or all)."""
-    return engine.store.count(scoped(engine, archived=archived))
+def count_memories(
+    engine: Engine, *, archived: bool | None = None, kind: str | None = "episode"
+) -> int:
+    """How many memories of ``kind`` (default episodes; None: every kind) ``engine``'s scope
+    has (only archived, only active, or all)."""
+    return engine.store.count(scoped(engine, archived=archived, kind=kind))
 
 
 def explain(engine: Engine, memory: Memory | str) -> RetentionExplanation:

@@ -84,8 +84,22 @@ def batch(
         engine, now=now, dry_run=dry_run, progress=progress, lock_path=lock, auto=auto
     )
     if report.status == "done":
+        _log_batch(engine, report)
         warm_vector_cache(engine)
     return report
+
+
+def _log_batch(engine: Engine, report: BatchReport) -> None:
+    """One ``cron_executed`` event for the days applied (spec 001's CRON)."""
+    from kioku.core.activity.events import EventType
+    from kioku.service.activity.log import log_events, make_event
+
+    days = [d.day for d in report.days]
+    summary = f"{len(days)} day(s)" + (f", {days[0]} to {days[-1]}" if days else "")
+    log_events(
+        engine,
+        [make_event(engine, EventType.CRON_EXECUTED, task="batch", exit_code=0, summary=summary)],
+    )
 
 
 def run_batches(

@@ -14,7 +14,7 @@ from kioku.core.lifecycle.metrics import text_bytes
 from kioku.core.lifecycle.plan import DayPlan, Snapshot, Transition
 from kioku.core.model import Embedding, Level, Memory
 from kioku.ports.analyzer import Compressed
-from kioku.ports.store import MemoryPatch
+from kioku.ports.store import MemoryPatch, Original
 
 if TYPE_CHECKING:
     from kioku.service.engine import Engine
@@ -81,6 +81,16 @@ def apply_transitions(
         ]
         for mid, vector in zip(embed_ids, embedder.embed(texts), strict=True):
             vectors[mid] = Embedding(embedder.model_id, tuple(float(x) for x in vector.tolist()))
+    if engine.config.compression.keep_originals:
+        # Spec 003 §8.1 policy B: the words compression takes out stay findable on purpose.
+        store.put_originals(
+            [
+                Original(mid, memory.trigger, memory.content)
+                for mid, (t, memory, steps) in rewritten.items()
+                if steps and t.from_level == Level.FULL
+            ],
+            moment,
+        )
     for mid, (t, memory, steps) in rewritten.items():
         scope = int(pop.scope[t.index])
         patch = MemoryPatch(current_level=t.to_level)

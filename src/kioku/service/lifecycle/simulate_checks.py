@@ -75,6 +75,7 @@ def count_levels(store: Store, user_id: str, agent_id: str) -> LevelCounts:
             levels=None if archived else (level,),
             archived=archived,
             protected=protected,
+            kind="episode",
         )
         return store.count(flt)
 

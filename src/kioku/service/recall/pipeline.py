@@ -81,7 +81,7 @@ def recall(
 
         check_provenance_id("session_id", session_id)
     check_vector_model(engine)
-    return run_recall(
+    result = run_recall(
         store=engine.store,
         embedder=engine.embedder,
         config=engine.config,
@@ -92,6 +92,25 @@ def recall(
         session_id=session_id,
         mark=mark,
     )
+    if mark and result.items:
+        _log_recall(engine, result, session_id)
+    return result
+
+
+def _log_recall(engine: Engine, result: RecallResult, session_id: str | None) -> None:
+    """One ``memory_recall`` event naming what was recalled (the query is the turn's own)."""
+    from kioku.core.activity.events import EventType
+    from kioku.service.activity.log import log_events, make_event
+
+    event = make_event(
+        engine,
+        EventType.MEMORY_RECALL,
+        tool="recall",
+        memory_ids=[i.memory.id for i in result.items],
+        session_id=session_id,
+        summary=f"{len(result.items)} recalled",
+    )
+    log_events(engine, [event])
 
 
 def _context(
@@ -184,7 +203,11 @@ def run_recall(
         return RecallResult(query, (), "", floor)
     weights = effective_weights(config.retrieval)
     archived = None if config.archive.enable_archive_recall else False
-    flt = MemoryFilter(user_id=scope.user_id, agent_id=scope.agent_id, archived=archived)
+    # Recall is the episodic path; knowledge, procedures and profiles are primed by their own
+    # channels (kioku.service.priming) and found on purpose by deliberate search.
+    flt = MemoryFilter(
+        user_id=scope.user_id, agent_id=scope.agent_id, archived=archived, kind="episode"
+    )
 
     from kioku.adapters.text.lexical import entity_terms, query_terms
 

@@ -44,7 +44,7 @@ class MemoryDraft:
     session_id: str | None = None
     source_ids: Iterable[str] = ()
     source_timestamps: Iterable[datetime] = ()
-    kind: str = "episodic"
+    kind: str = "episode"
 
 
 def build_memory(

@@ -30,6 +30,7 @@ from kioku.service.vectors import embed_memory, note_vector_model
 
 if TYPE_CHECKING:
     from kioku.core.model import Memory
+    from kioku.core.profiles import ProfileClaim
     from kioku.ports.analyzer import Analysis
     from kioku.service.engine import Engine
 
@@ -55,7 +56,7 @@ def remember(
     session_id: str | None = None,
     source_ids: Iterable[str] = (),
     source_timestamps: Iterable[datetime] = (),
-    kind: str = "episodic",
+    kind: str = "episode",
 ) -> Memory:
     """Store a new memory from trigger, content and emotion fields; the spec's initial values
     are derived (:func:`~kioku.service.remember.drafts.build_memory`)."""
@@ -97,6 +98,11 @@ class PreparedTurn:
     memory: Memory
     analysis: Analysis
     session_id: str | None
+    #: The turn as said (for the activity log): the user's words and the reply, if any.
+    user: str = ""
+    assistant: str = ""
+    #: What the speaker said about themselves (for their profile), read before any lock.
+    claims: tuple[ProfileClaim, ...] = ()
 
 
 def prepare_turn(
@@ -137,7 +143,16 @@ def prepare_turn(
         user_id=engine.user_id,
         agent_id=engine.agent_id,
     )
-    return PreparedTurn(_prepared(engine, memory, generated_id=True), analysis, session_id)
+    from kioku.service.kinds.profiles import claims_of
+
+    return PreparedTurn(
+        _prepared(engine, memory, generated_id=True),
+        analysis,
+        session_id,
+        user,
+        assistant,
+        tuple(claims_of(engine, user)),
+    )
 
 
 def store_turn(engine: Engine, turn: PreparedTurn) -> RememberedTurn:
@@ -154,7 +169,50 @@ def store_turn(engine: Engine, turn: PreparedTurn) -> RememberedTurn:
         stored, known = _store(engine, unprotected, generated_id=True, dedupe=True)
     if turn.session_id:
         engine.store.set_state(session_key(turn.session_id), SessionMood.of(stored).to_json())
+    if not known:
+        _log_turn(engine, stored, turn)
+        from kioku.service.kinds.profiles import learn_from_turn
+
+        learn_from_turn(engine, stored, text=turn.user or None, claims=list(turn.claims))
     return RememberedTurn(stored, turn.analysis, known=known)
+
+
+def _log_turn(engine: Engine, stored: Memory, turn: PreparedTurn) -> None:
+    """The turn's two sides in the activity log (spec 001: MSG< and MSG>)."""
+    from kioku.core.activity.events import EventType
+    from kioku.service.activity.log import log_events, make_event
+
+    at = stored.source_timestamps[0] if stored.source_timestamps else stored.created
+    session = turn.session_id
+    events = [
+        make_event(
+            engine,
+            EventType.MESSAGE_RECEIVED,
+            turn.user or stored.trigger,
+            at=at,
+            memory_ids=[stored.id],
+            session_id=session,
+            from_=engine.user_id,
+        )
+    ]
+    if turn.assistant:
+        events.append(
+            make_event(
+                engine,
+                EventType.RESPONSE_SENT,
+                turn.assistant,
+                at=at,
+                memory_ids=[stored.id],
+                session_id=session,
+                to=engine.user_id,
+            )
+        )
+    # A provider that failed and the offline analyzer that stood in (spec 001's ERR).
+    events += [
+        make_event(engine, EventType.ERROR, warning, at=at, memory_ids=[stored.id])
+        for warning in turn.analysis.warnings
+    ]
+    log_events(engine, events)
 
 
 def remember_turn(

@@ -1,4 +1,4 @@
-"""What every LLM analyzer shares: the three tasks, one retry on bad output, usage records.
+"""What every LLM analyzer shares: the tasks, one retry on bad output, usage records.
 
 A provider module supplies only the wire format (:meth:`ChatAnalyzer._complete`): how to send a
 :class:`~kioku.adapters.analyzers.llm.prompts.Prompt` and read the text and token counts back.
@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
+from kioku.core.profiles import SCAN_LIMIT, ProfileClaim
 from kioku.core.usage import Purpose, Usage
 from kioku.ports.analyzer import Analysis, Compressed, Turn
 from kioku.ports.usage import UsageSink
@@ -22,6 +23,7 @@ from . import prompts
 from .errors import MalformedOutputError
 from .http import post_json
 from .parse import InvalidOutputError, parse_analysis, parse_compressed, parse_keywords
+from .profile_prompt import parse_profile, profile_prompt
 
 __all__ = ["ChatAnalyzer", "Reply", "local_now"]
 
@@ -50,7 +52,8 @@ def token_count(value: Any) -> int:
 
 
 class ChatAnalyzer(ABC):
-    """An :class:`~kioku.ports.analyzer.Analyzer` backed by a chat-style LLM HTTP API."""
+    """An :class:`~kioku.ports.analyzer.Analyzer` backed by a chat-style LLM HTTP API; also a
+    :class:`~kioku.ports.analyzer.ProfileExtractor`."""
 
     def __init__(
         self,
@@ -118,6 +121,18 @@ class ChatAnalyzer(ABC):
 
     def extract_keywords(self, trigger: str, content: str) -> Compressed:
         return self._ask("keywords", prompts.keywords_prompt(trigger, content), parse_keywords)
+
+    def extract_profile(self, text: str, speaker: str | None) -> list[ProfileClaim]:
+        """What ``speaker`` says about themselves in ``text`` (its first ``SCAN_LIMIT``
+        characters); only claims whose evidence the text shows. A blank text costs no call."""
+        head = text[:SCAN_LIMIT]
+        if not head.strip():
+            return []
+        return self._ask(
+            "profile",
+            profile_prompt(head),
+            lambda answer: parse_profile(answer, text=head, speaker=speaker),
+        )
 
     # -- shared machinery -----------------------------------------------------------------
 

@@ -3,7 +3,9 @@
 :class:`FallbackAnalyzer` asks the primary analyzer; when it raises a
 :class:`~kioku.adapters.analyzers.llm.errors.ProviderError` (HTTP failures after the retries, a
 timeout, malformed output after its one retry) the fallback (normally the offline analyzer)
-answers that call and a warning is added to ``Analysis.warnings``. ``warn`` hears only the
+answers that call and a warning is added to ``Analysis.warnings``. Profile extraction
+(:meth:`FallbackAnalyzer.extract_profile`) falls back to the offline
+:func:`~kioku.core.profiles.extract_profile_claims` the same way. ``warn`` hears only the
 first failure of a run of failures (not one line per turn while a server is down); after a
 success the next failure is reported again. Other exceptions are programming errors and
 propagate.
@@ -21,7 +23,8 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import TypeVar
 
-from kioku.ports.analyzer import Analysis, Analyzer, Compressed, Turn
+from kioku.core.profiles import ProfileClaim, extract_profile_claims
+from kioku.ports.analyzer import Analysis, Analyzer, Compressed, ProfileExtractor, Turn
 
 from .errors import ProviderError
 
@@ -87,6 +90,22 @@ class FallbackAnalyzer:
             "extracted the keywords of this memory",
         )
         return result
+
+    def extract_profile(self, text: str, speaker: str | None) -> list[ProfileClaim]:
+        """The primary's profile claims; when its provider fails, the fallback's (the offline
+        extractor's, unless the fallback analyzer extracts profiles itself). A primary that
+        cannot extract profiles is not asked: the offline extractor answers, no failure
+        counted, no warning."""
+        if not isinstance(self._primary, ProfileExtractor):
+            return extract_profile_claims(text, speaker=speaker)
+
+        def task(analyzer: Analyzer) -> list[ProfileClaim]:
+            if isinstance(analyzer, ProfileExtractor):
+                return analyzer.extract_profile(text, speaker)
+            return extract_profile_claims(text, speaker=speaker)
+
+        claims, _ = self._call(task, "read the speaker's profile from this turn")
+        return claims
 
     def _paused(self) -> bool:
         with self._lock:

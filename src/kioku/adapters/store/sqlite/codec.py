@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, tzinfo
 from typing import Final
 
+from kioku.core.kinds import Details
+from kioku.core.kinds_json import check_details, details_from_json, details_to_json
 from kioku.core.model import Embedding, Kind, Memory, Relation, RelationType, Valence
 from kioku.core.timefmt import format_ts, parse_ts
 from kioku.errors import StoreCorruptError, ValidationError
@@ -64,6 +66,7 @@ MEMORY_COLUMNS: Final = (
     "source_ids",
     "source_timestamps",
     "updated_at",
+    "details",
 )
 
 _FLOAT32: Final = "f"
@@ -121,6 +124,7 @@ def decode_embedding(
 def encode_memory(memory: Memory) -> tuple[object, ...]:
     """Column values in :data:`MEMORY_COLUMNS` order."""
     created = encode_ts(memory.created, "created")
+    check_details(memory.kind, memory.details)
     blob, model, dim = encode_embedding(memory.embedding)
     return (
         memory.id,
@@ -159,6 +163,7 @@ def encode_memory(memory: Memory) -> tuple[object, ...]:
             ensure_ascii=False,
         ),
         encode_ts(memory.updated_at, "updated_at"),
+        details_to_json(memory.details),
     )
 
 
@@ -258,4 +263,12 @@ def decode_memory(
         source_ids=_text_list(row["source_ids"], memory_id, "source_ids"),
         source_timestamps=tuple(ts for ts in stamps if ts is not None),
         updated_at=_ts(row["updated_at"], local, memory_id, "updated_at"),
+        details=_details(kind, row["details"], memory_id),
     )
+
+
+def _details(kind: Kind, text: object, memory_id: str) -> Details | None:
+    try:
+        return details_from_json(kind, None if text is None else str(text))
+    except ValidationError as exc:
+        raise _unreadable(memory_id, "details", str(exc)) from exc

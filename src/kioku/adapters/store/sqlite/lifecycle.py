@@ -64,7 +64,8 @@ _LITTLE_F32: Final = np.dtype("<f4")
 
 
 def read_snapshot(conn: sqlite3.Connection, until: datetime) -> Snapshot:
-    """Every active memory made at or before ``until``, every archived memory, every link."""
+    """Every active episode made at or before ``until``, every archived one, every link.
+    Knowledge, procedures and profiles do not fade by spec 000's retention."""
     from kioku.core.lifecycle.plan import Snapshot
 
     cursor = conn.cursor()
@@ -74,6 +75,7 @@ def read_snapshot(conn: sqlite3.Connection, until: datetime) -> Snapshot:
         "SELECT id, user_id, agent_id, created_utc, emotional_intensity, decay_coefficient, "
         "memory_days, recall_count, recalled_since_last_batch, current_level, protected, "
         "retention_score FROM memories WHERE archived_at IS NULL AND created_utc <= ? "
+        "AND kind = 'episode' "
         "ORDER BY created_utc, id",
         (until.timestamp(),),
     ).fetchall()
@@ -82,7 +84,8 @@ def read_snapshot(conn: sqlite3.Connection, until: datetime) -> Snapshot:
         "SELECT id, user_id, agent_id, created_utc, emotional_intensity, decay_coefficient, "
         f"recall_count, {_EPOCH.format(col='archived_at')}, revival_requested, "
         f"{_EPOCH.format(col='revival_requested_at')}, protected "
-        "FROM memories WHERE archived_at IS NOT NULL ORDER BY created_utc, id"
+        "FROM memories WHERE archived_at IS NOT NULL AND kind = 'episode' "
+        "ORDER BY created_utc, id"
     ).fetchall()
     archived = _archived(archived_rows, scopes)
     links = tuple(
@@ -194,7 +197,7 @@ def read_vectors(
     cursor.row_factory = None
     sql = (
         "SELECT id, embedding_dim, embedding FROM memories WHERE archived_at IS NULL "
-        "AND embedding_model = ? AND user_id = ? AND agent_id = ?"
+        "AND kind = 'episode' AND embedding_model = ? AND user_id = ? AND agent_id = ?"
     )
     if ids is None:
         rows = cursor.execute(sql + " ORDER BY id", (model, user_id, agent_id)).fetchall()

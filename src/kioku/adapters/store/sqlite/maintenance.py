@@ -33,7 +33,14 @@ def size_bytes(path: Path) -> int:
     return total
 
 
-def stats(conn: sqlite3.Connection, path: Path, where: str, params: list[object]) -> StoreStats:
+def stats(
+    conn: sqlite3.Connection,
+    path: Path,
+    where: str,
+    params: list[object],
+    by_kind: dict[str, int] | None = None,
+) -> StoreStats:
+    """Counts of the memories ``where`` selects (the scope's episodes), and ``by_kind``."""
     total, protected, archived, revival = conn.execute(
         "SELECT COUNT(*), COALESCE(SUM(protected), 0), "
         "COALESCE(SUM(archived_at IS NOT NULL), 0), COALESCE(SUM(revival_requested), 0) "
@@ -60,6 +67,7 @@ def stats(conn: sqlite3.Connection, path: Path, where: str, params: list[object]
         archived=int(archived),
         revival_requested=int(revival),
         size_bytes=size_bytes(path),
+        by_kind=dict(by_kind or {}),
     )
 
 

@@ -16,6 +16,8 @@ of lexical search, filled from the existing memories (see
 erasure's tombstones, its append-only audit log and the backups manifest (see
 :mod:`kioku.adapters.store.sqlite.erasure`). Version 7 indexes every memory's terms again:
 Japanese proper nouns (people, places, names: 田中, 東京) are lexical terms from then on.
+Version 8 adds memory kinds (knowledge, procedures, profiles), cold storage of original texts
+and the unified activity log (see :mod:`kioku.adapters.store.sqlite.kinds_schema`).
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
-from kioku.adapters.store.sqlite import erasure, schema_v2, search, usage
+from kioku.adapters.store.sqlite import erasure, kinds_schema, schema_v2, search, usage
 from kioku.adapters.store.sqlite.connection import is_busy, is_corrupt
 from kioku.core.timefmt import format_ts
 from kioku.errors import KiokuError, StoreError
@@ -133,6 +135,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "lifecycle_log", (_create_lifecycle_log,)),
     Migration(6, "erasure", (_sql_step(*erasure.CREATE_ERASURE), erasure.create_key)),
     Migration(7, "lexical_proper_nouns", (search.backfill,)),
+    Migration(8, "memory_kinds", (_sql_step(*kinds_schema.KINDS_SCHEMA),)),
 )
 
 #: The schema version this code writes and expects.

@@ -17,6 +17,8 @@ from kioku.adapters.store.sqlite.codec import (
     encode_text_list,
     encode_ts,
 )
+from kioku.core.kinds import KnowledgeDetails, ProcedureDetails, ProfileDetails
+from kioku.core.kinds_json import details_to_json
 from kioku.core.model import Embedding
 from kioku.errors import ValidationError
 from kioku.ports.store import MemoryFilter, Order
@@ -100,6 +102,14 @@ def _embedding(field: str, value: object) -> tuple[object, ...]:
     return encode_embedding(value)
 
 
+def _details(field: str, value: object) -> tuple[object, ...]:
+    if value is not None and not isinstance(
+        value, KnowledgeDetails | ProcedureDetails | ProfileDetails
+    ):
+        raise ValidationError(field, value, "kind details or None")
+    return (details_to_json(value),)
+
+
 #: The only fields :meth:`SqliteStore.update` can change, each with its fixed assignment.
 PATCH_WHITELIST: Final[Mapping[str, PatchColumn]] = MappingProxyType(
     {
@@ -124,6 +134,7 @@ PATCH_WHITELIST: Final[Mapping[str, PatchColumn]] = MappingProxyType(
         "embedding": PatchColumn(
             "embedding = ?, embedding_model = ?, embedding_dim = ?", _embedding
         ),
+        "details": PatchColumn("details = ?", _details),
     }
 )
 #: The patch field stored in the ``relations`` table rather than a column.
@@ -138,6 +149,13 @@ _ORDER: Final[Mapping[Order, tuple[str, str, str]]] = MappingProxyType(
         Order.SCORE_ASC: ("retention_score", "ASC", ">"),
     }
 )
+
+
+def kind_value(kind: object) -> str:
+    """The stored name of a kind, old names accepted (``semantic`` is ``knowledge``)."""
+    from kioku.core.validate import check_kind
+
+    return check_kind(kind).value
 
 
 def placeholders(count: int) -> str:
@@ -169,7 +187,7 @@ def where_clause(flt: MemoryFilter) -> tuple[str, list[object]]:
     equal: tuple[tuple[str, object], ...] = (
         ("user_id", flt.user_id),
         ("agent_id", flt.agent_id),
-        ("kind", None if flt.kind is None else str(flt.kind)),
+        ("kind", None if flt.kind is None else kind_value(flt.kind)),
         ("session_id", flt.session_id),
     )
     for column, value in equal:
@@ -185,6 +203,8 @@ def where_clause(flt: MemoryFilter) -> tuple[str, list[object]]:
         if flag is not None:
             parts.append(f"{column} = ?")
             params.append(int(flag))
+    if flt.kinds is not None:
+        _in("kind", [kind_value(k) for k in flt.kinds], parts, params)
     if flt.levels is not None:
         _in("current_level", [int(level) for level in flt.levels], parts, params)
     if flt.categories is not None:

@@ -29,7 +29,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Final
 
-from kioku.adapters.store.sqlite import migrations, rows, search, vector_lite
+from kioku.adapters.store.sqlite import migrations, originals, rows, search, vector_lite
 from kioku.adapters.store.sqlite.codec import decode_text_list
 from kioku.adapters.store.sqlite.connection import connect, translating
 from kioku.adapters.store.sqlite.queries import (
@@ -41,6 +41,7 @@ from kioku.adapters.store.sqlite.queries import (
     sql_int,
     where_clause,
 )
+from kioku.adapters.store.sqlite.store_kinds import KindsPart, search_scope
 from kioku.adapters.store.sqlite.vector_layout import cache_dir, file_name
 from kioku.adapters.store.sqlite.vector_version import embedding_models, read_version
 from kioku.core.model import Memory, Valence
@@ -76,7 +77,7 @@ __all__ = ["DEFAULT_BUSY_TIMEOUT_MS", "SqliteStore", "open_sqlite_store"]
 DEFAULT_BUSY_TIMEOUT_MS: Final = 30_000
 
 
-class SqliteStore:
+class SqliteStore(KindsPart):
     """A :class:`~kioku.ports.store.Store` kept in one SQLite file (WAL mode)."""
 
     def __init__(self, path: Path, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
@@ -312,7 +313,7 @@ class SqliteStore:
             for chunk in rows.chunks(ids):
                 found = conn.execute(
                     "SELECT id, created_utc, retention_score, recall_count, category, "
-                    "emotional_valence, emotional_arousal, emotional_tags, archived_at "
+                    "emotional_valence, emotional_arousal, emotional_tags, archived_at, kind "
                     f"FROM memories WHERE id IN ({placeholders(len(chunk))})",
                     tuple(chunk),
                 ).fetchall()
@@ -327,6 +328,7 @@ class SqliteStore:
                         arousal=int(r[6]),
                         tags=tuple(json.loads(r[7])) if r[7] else (),
                         archived=r[8] is not None,
+                        kind=str(r[9]),
                     )
                     for r in found
                 )
@@ -416,7 +418,7 @@ class SqliteStore:
         self, terms: Sequence[str], flt: MemoryFilter, limit: int
     ) -> builtins.list[tuple[str, float]]:
         check_page(limit, 0)
-        where, params = where_clause(_scope_only(flt))
+        where, params = where_clause(search_scope(flt))
         scope = " AND " + where.removeprefix(" WHERE ") if where else ""
         with self._reading() as conn:
             query = search.plan(conn, terms, counted=self._counts(conn, terms))
@@ -440,7 +442,7 @@ class SqliteStore:
         return counts
 
     def known_terms(self, terms: Sequence[str], flt: MemoryFilter) -> frozenset[str]:
-        where, params = where_clause(_scope_only(flt))
+        where, params = where_clause(search_scope(flt))
         scope = " AND " + where.removeprefix(" WHERE ") if where else ""
         with self._reading() as conn:
             return search.known(conn, terms, scope, params)
@@ -449,7 +451,7 @@ class SqliteStore:
         with self._reading() as conn:
             return search.indexed_terms(conn, memory_ids)
 
-    def vector_search(
+    def _scoped_vector_search(
         self, model: str, query: Sequence[float], flt: MemoryFilter, limit: int
     ) -> builtins.list[tuple[str, float]]:
         check_page(limit, 0)
@@ -493,7 +495,7 @@ class SqliteStore:
         return vectors.top_matches(cached[1], query, flt.user_id, flt.agent_id, flt.archived, limit)
 
     def embedding_models(self, flt: MemoryFilter) -> dict[str | None, int]:
-        where, params = where_clause(_scope_only(flt))
+        where, params = where_clause(search_scope(flt))
         with self._reading() as conn:
             return embedding_models(conn, where, params)
 
@@ -577,9 +579,18 @@ class SqliteStore:
     def stats(self, user_id: str | None, agent_id: str | None) -> StoreStats:
         from kioku.adapters.store.sqlite import maintenance
 
-        where, params = where_clause(MemoryFilter(user_id=user_id, agent_id=agent_id))
+        where, params = where_clause(
+            MemoryFilter(user_id=user_id, agent_id=agent_id, kind="episode")
+        )
+        scope, scope_params = where_clause(MemoryFilter(user_id=user_id, agent_id=agent_id))
         with self._reading() as conn:
-            return maintenance.stats(conn, self._path, where, params)
+            kinds = {
+                str(kind): int(count)
+                for kind, count in conn.execute(
+                    f"SELECT kind, COUNT(*) FROM memories{scope} GROUP BY kind", scope_params
+                )
+            }
+            return maintenance.stats(conn, self._path, where, params, kinds)
 
     def check_integrity(self) -> IntegrityReport:
         from kioku.adapters.store.sqlite import maintenance
@@ -692,6 +703,7 @@ class SqliteStore:
             self._outside_atomic("scrubbing")
             with self._writing() as conn:
                 erasure.merge_index(conn)
+                originals.merge_index(conn)
             with translating(self._path):
                 truncated, detail = erasure.checkpoint_truncate(
                     self._connection(), self._busy_timeout_ms
@@ -716,11 +728,6 @@ class SqliteStore:
                 self._connection().execute("VACUUM")
             report = self.scrub()
             return before, maintenance.size_bytes(self._path), report
-
-
-def _scope_only(flt: MemoryFilter) -> MemoryFilter:
-    """The part of ``flt`` that search honours: scope and ``archived``."""
-    return MemoryFilter(user_id=flt.user_id, agent_id=flt.agent_id, archived=flt.archived)
 
 
 def open_sqlite_store(path: Path, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> SqliteStore:

@@ -8,9 +8,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final
 
-from kioku.adapters.store.sqlite import erasure, rows, search, vector_version
+from kioku.adapters.store.sqlite import (
+    activity_rows,
+    erasure,
+    originals,
+    rows,
+    search,
+    vector_version,
+)
 from kioku.adapters.store.sqlite.codec import encode_memory
 from kioku.adapters.store.sqlite.queries import INSERT_MEMORY, PATCH_RELATIONS, PATCH_WHITELIST
+from kioku.core.kinds import KnowledgeDetails, ProcedureDetails, ProfileDetails
 from kioku.core.model import Memory, Relation
 from kioku.errors import StoreError, ValidationError
 from kioku.ports.store import MemoryPatch
@@ -71,9 +79,17 @@ class Update:
     relations: Sequence[Relation] | None
     reindex: bool
     bump_vectors: bool
+    #: New details must be of the memory's own kind.
+    details_kind: str | None = None
 
     def run(self, conn: sqlite3.Connection, memory_id: str) -> bool:
         """Apply it; False when no memory has that id."""
+        if self.details_kind is not None:
+            row = conn.execute("SELECT kind FROM memories WHERE id = ?", (memory_id,)).fetchone()
+            if row is not None and str(row[0]) != self.details_kind:
+                raise ValidationError(
+                    "details", self.details_kind, f"details of a {row[0]} (the memory's kind)"
+                )
         try:
             cursor = conn.execute(self.sql, (*self.params, rows.now_text(), memory_id))
         except sqlite3.IntegrityError as exc:
@@ -116,7 +132,16 @@ def prepare_update(patch: MemoryPatch) -> Update:
         relations=relations,
         reindex=bool(_LEXICAL_FIELDS.intersection(changes)),
         bump_vectors=bool(_VECTOR_FIELDS.intersection(changes)),
+        details_kind=_details_kind(changes.get("details")),
     )
+
+
+def _details_kind(details: object) -> str | None:
+    from kioku.core.kinds_json import details_kind
+
+    if isinstance(details, KnowledgeDetails | ProcedureDetails | ProfileDetails):
+        return details_kind(details).value
+    return None
 
 
 def delete_memory(conn: sqlite3.Connection, memory_id: str) -> bool:
@@ -126,6 +151,8 @@ def delete_memory(conn: sqlite3.Connection, memory_id: str) -> bool:
     ).fetchone()
     if row is None:
         return False
+    originals.remove(conn, memory_id)
+    activity_rows.redact(conn, [memory_id])
     conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
     search.remove(conn, memory_id)
     if row[0]:

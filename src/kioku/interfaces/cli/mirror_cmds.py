@@ -1,0 +1,135 @@
+"""The human-readable mirror: ``kioku export --layout files DIR`` and the files layout of
+``kioku import`` (the ``import`` command itself lives with the other imports)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from kioku.interfaces.cli.render import echo_json
+from kioku.interfaces.cli.state import CliState
+
+__all__ = ["COMMANDS", "export_cmd", "import_files_layout"]
+
+
+def _warn(message: str) -> None:
+    click.echo(f"kioku: warning: {message}", err=True)
+
+
+#: The reports count memories by directory; profiles are the ones under users/.
+_KIND_NAMES = {
+    "episodes": "episodes",
+    "knowledge": "knowledge",
+    "procedures": "procedures",
+    "users": "profiles",
+}
+
+
+def _kinds(counts: dict[str, int]) -> str:
+    return ", ".join(f"{counts.get(key, 0)} {name}" for key, name in _KIND_NAMES.items())
+
+
+@click.command("export")
+@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
+@click.option(
+    "--layout",
+    type=click.Choice(["files"]),
+    default="files",
+    show_default=True,
+    help="How to write the export: files, spec 001's tree of readable files.",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Write into a DIR that is not empty: refreshes an earlier export, removing its "
+    "files of memories and days no longer there (no other file is touched).",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
+@click.pass_obj
+def export_cmd(state: CliState, directory: Path, layout: str, force: bool, as_json: bool) -> None:
+    """Write the memories of your scope (--user/--agent) to DIR as files a person can read.
+
+    Every memory is written, archived ones too, with the activity log:
+
+    \b
+      DIR/kioku.json                      format, version, scope, counts, export time
+      DIR/episodes/YYYY-MM-DD/<id>.md     episodes, by the day they were made
+      DIR/knowledge/<id>.md               knowledge (facts, lessons, policies)
+      DIR/procedures/<id>.md              procedures
+      DIR/users/<id>.md                   profiles of people
+      DIR/activity_log/YYYY-MM-DD.jsonl   the activity log as stored, one file per day
+
+    A .md file is YAML front matter between '---' lines with every field of the memory
+    (knowledge and procedures under spec 001's names: created_at, updated_at,
+    source_episodes, confidence, version, ...; then emotion, level, keywords, relations,
+    protection, scope, provenance and the embedding model; under 'original' the text an
+    episode had before compression, when kept), then '# <trigger>' and the content.
+    Vectors are not written: `kioku import --layout files DIR` computes them again.
+
+    DIR must be new or empty (or pass --force). Directories are made owner-only (0700),
+    files 0600; each file is complete before it takes its name, and kioku.json is written
+    last. No symbolic link inside DIR is followed.
+    """
+    from kioku.service.mirror import export_files
+
+    del layout  # one layout so far; the option names it for scripts and for the future
+    with state.open(on_warning=_warn) as kioku:
+        report = export_files(kioku, directory, force=force)
+    if as_json:
+        echo_json(
+            {
+                "target": str(report.target),
+                "exported_at": report.exported_at.isoformat(),
+                "memories": report.memories,
+                "counts": report.counts,
+                "removed": report.removed,
+            }
+        )
+        return
+    counts = report.counts
+    click.echo(
+        f"exported {report.memories} memories to {report.target} ({_kinds(counts)}; "
+        f"{counts['archived']} archived, {counts['originals']} kept originals) and "
+        f"{counts['activity_lines']} activity lines in {counts['activity_days']} day files"
+        + (f"; removed {report.removed} stale files" if report.removed else "")
+    )
+
+
+def import_files_layout(state: CliState, source: str, *, as_json: bool) -> None:
+    """``kioku import --layout files DIR``: read the export in DIR back into the scope."""
+    from kioku.service.mirror import import_files
+
+    with state.open(on_warning=_warn) as kioku:
+        report = import_files(kioku, Path(source))
+    if as_json:
+        data: dict[str, Any] = {
+            "imported": report.memories,
+            "by_kind": report.imported,
+            "skipped": report.skipped_existing,
+            "skipped_erased": report.skipped_erased,
+            "originals": report.originals,
+            "activity_lines": report.activity_lines,
+            "activity_skipped": report.activity_skipped,
+            "embedded": report.embedded,
+            "without_vector": report.without_vector,
+        }
+        echo_json(data)
+    else:
+        click.echo(
+            f"imported {report.memories} memories ({_kinds(report.imported)}), "
+            f"skipped {report.skipped_existing} already stored"
+            + (f" and {report.skipped_erased} erased" if report.skipped_erased else "")
+            + f"; restored {report.originals} kept originals and "
+            f"{report.activity_lines} activity lines"
+            + (f" ({report.activity_skipped} already held)" if report.activity_skipped else "")
+        )
+    if report.without_vector:
+        _warn(
+            f"{report.without_vector} memories were exported with another embedding model "
+            "and have no vector now: run `kioku reembed`"
+        )
+
+
+COMMANDS = (export_cmd,)

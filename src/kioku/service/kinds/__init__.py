@@ -1,0 +1,1 @@
+"""Memory kinds beside the episode: writing them on purpose and keeping them up to date."""

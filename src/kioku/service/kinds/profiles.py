@@ -1,0 +1,210 @@
+"""Profiles (spec 003 §6): one per person the store knows, learned from conversation.
+
+After a turn is stored, what its speaker said about themselves (explicit preferences and
+personal facts, Japanese and English: :mod:`kioku.core.profiles` offline, or the analyzer when
+it is a :class:`~kioku.ports.analyzer.ProfileExtractor` and the text has a first-person cue,
+so turns that say nothing about anyone cost no call) is folded into the speaker's profile with
+the episode as its source, and every known person the turn names
+gets one more mention by the speaker. A profile is a memory of kind ``profile``: searched,
+protected and erased like any other, and never faded by the nightly batch.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import TYPE_CHECKING, Final
+
+from kioku.core.kinds import Preference, ProfileDetails, ProfileFact, profile_text
+from kioku.core.model import Kind, Memory
+from kioku.core.profiles import FACT_KEYS, ProfileClaim, extract_profile_claims, normalise_topic
+from kioku.core.profiles.cues import has_profile_cue
+from kioku.core.profiles.merge import count_mention, merge_claims
+from kioku.errors import MemoryNotFoundError, ValidationError
+from kioku.ports.analyzer import ProfileExtractor
+from kioku.ports.store import MemoryFilter, MemoryPatch
+from kioku.service.kinds.records import new_record
+
+if TYPE_CHECKING:
+    from kioku.service.engine import Engine
+
+__all__ = [
+    "claims_of",
+    "edit_profile",
+    "find_profile",
+    "get_profile",
+    "learn_from_turn",
+    "profiles",
+]
+
+_MAX_NAME: Final = 200
+
+
+def _check_name(person: str) -> str:
+    name = " ".join(str(person).split()) if isinstance(person, str) else ""
+    if not name or len(name) > _MAX_NAME:
+        raise ValidationError("person", person, f"a name of 1 to {_MAX_NAME} characters")
+    return name
+
+
+def profiles(engine: Engine) -> list[Memory]:
+    flt = MemoryFilter(user_id=engine.user_id, agent_id=engine.agent_id, kind=Kind.PROFILE.value)
+    return [m for m in engine.store.list(flt) if isinstance(m.details, ProfileDetails)]
+
+
+def find_profile(engine: Engine, person: str) -> Memory | None:
+    """The profile whose person (or an alias) is ``person``, any case."""
+    wanted = _check_name(person).casefold()
+    for memory in profiles(engine):
+        details = memory.details
+        assert isinstance(details, ProfileDetails)
+        if wanted in {details.person.casefold(), *(a.casefold() for a in details.aliases)}:
+            return memory
+    return None
+
+
+def _save(engine: Engine, memory: Memory | None, person: str, details: ProfileDetails) -> Memory:
+    from kioku.core.validate import validate_memory
+    from kioku.service.vectors import embed_memory
+
+    text = profile_text(details)
+    if memory is None:
+        record = replace(
+            new_record(engine, Kind.PROFILE, person, text), details=details, protected=False
+        )
+        validate_memory(record, engine.config.categories)
+        record = embed_memory(engine, record)
+        engine.store.add(record)
+        return record
+    engine.store.update(memory.id, MemoryPatch(content=text, details=details))
+    return replace(memory, content=text, details=details)
+
+
+def _claims(engine: Engine, text: str, person: str) -> list[ProfileClaim]:
+    """What ``person`` says about themselves in ``text``: the analyzer's reading when it
+    extracts profiles and the text has a first-person cue, else the offline extractor's."""
+    analyzer = engine.analyzer
+    if isinstance(analyzer, ProfileExtractor) and has_profile_cue(text):
+        return analyzer.extract_profile(text, person)
+    return extract_profile_claims(text, speaker=person)
+
+
+def claims_of(engine: Engine, text: str, speaker: str | None = None) -> list[ProfileClaim]:
+    """What ``speaker`` (default: the owner) says about themselves in ``text``; asked before
+    the turn's transaction, since an LLM may answer it."""
+    return _claims(engine, text, speaker or engine.user_id)
+
+
+def learn_from_turn(
+    engine: Engine,
+    episode: Memory,
+    speaker: str | None = None,
+    *,
+    text: str | None = None,
+    claims: list[ProfileClaim] | None = None,
+) -> Memory | None:
+    """Fold what ``episode``'s speaker (default: the owner) said about themselves into their
+    profile, and count mentions of known people. The profile written, if any.
+
+    ``text`` is what the speaker said (default: the episode's trigger, which an LLM analyzer
+    writes as a summary rather than the speaker's own words); ``claims`` what was already
+    read from it (:func:`claims_of`), else it is read now.
+    """
+    person = speaker or engine.user_id
+    text = episode.trigger if text is None else text
+    if claims is None:
+        claims = _claims(engine, text, person)
+    known = profiles(engine)
+    written: Memory | None = None
+    with engine.store.atomic():
+        for memory in known:
+            details = memory.details
+            assert isinstance(details, ProfileDetails)
+            if details.person.casefold() != person.casefold() and _names(details, text):
+                _save(engine, memory, details.person, count_mention(details, person))
+        if claims:
+            own = find_profile(engine, person)
+            details = (
+                own.details
+                if own is not None and isinstance(own.details, ProfileDetails)
+                else ProfileDetails(person=person)
+            )
+            merged = merge_claims(details, claims, episode.id, episode.created)
+            written = _save(engine, own, person, merged)
+    return written
+
+
+def _names(details: ProfileDetails, text: str) -> bool:
+    folded = text.casefold()
+    for name in (details.person, *details.aliases):
+        n = name.casefold()
+        if not n:
+            continue
+        if n.isascii():
+            if re.search(rf"\b{re.escape(n)}\b", folded):
+                return True
+        elif n in folded:
+            return True
+    return False
+
+
+def edit_profile(
+    engine: Engine,
+    person: str,
+    *,
+    facts: Iterable[tuple[str, str]] = (),
+    remove_facts: Iterable[str] = (),
+    likes: Iterable[str] = (),
+    dislikes: Iterable[str] = (),
+    remove_preferences: Iterable[str] = (),
+    aliases: Iterable[str] = (),
+) -> Memory:
+    """Create or change a profile by hand: set or remove facts and preferences, add aliases."""
+    name = _check_name(person)
+    now = engine.clock.now()
+    with engine.store.atomic():
+        memory = find_profile(engine, name)
+        details = (
+            memory.details
+            if memory is not None and isinstance(memory.details, ProfileDetails)
+            else ProfileDetails(person=name)
+        )
+        fact_map = {f.key: f for f in details.facts}
+        for key, value in facts:
+            if key not in FACT_KEYS:
+                raise ValidationError("fact", key, "one of " + ", ".join(sorted(FACT_KEYS)))
+            if not value.strip():
+                raise ValidationError("fact", key, "a value (use --remove-fact to remove one)")
+            fact_map[key] = ProfileFact(key, value.strip(), (), 1.0, now, now)
+        for key in remove_facts:
+            if fact_map.pop(key, None) is None:
+                raise ValidationError("fact", key, "a fact the profile has")
+        prefs = {p.topic: p for p in details.preferences}
+        for value, polarity in [(v, 1) for v in likes] + [(v, -1) for v in dislikes]:
+            topic = normalise_topic(value)
+            if not topic:
+                raise ValidationError("preference", value, "a topic")
+            prefs[topic] = Preference(topic, value.strip(), polarity, 1, (), now)
+        for value in remove_preferences:
+            if prefs.pop(normalise_topic(value), None) is None:
+                raise ValidationError("preference", value, "a preference the profile has")
+        known = list(details.aliases)
+        for alias in aliases:
+            clean = _check_name(alias)
+            if clean not in known:
+                known.append(clean)
+        details = replace(
+            details,
+            aliases=tuple(known),
+            facts=tuple(sorted(fact_map.values(), key=lambda f: f.key)),
+            preferences=tuple(sorted(prefs.values(), key=lambda p: p.topic)),
+        )
+        return _save(engine, memory, name, details)
+
+
+def get_profile(engine: Engine, person: str) -> Memory:
+    found = find_profile(engine, person)
+    if found is None:
+        raise MemoryNotFoundError(f"profile of {person}")
+    return found

@@ -1,0 +1,257 @@
+"""The candidates of each priming channel, with the reason each was chosen.
+
+* A, sender profile: the profile whose person (or an alias) is the sender, exact match.
+* B, recent activity: the activity log of the last days, formatted by spec 001's rules.
+* C, related knowledge: knowledge matching the message (lexical and vector), qualified by
+  the same coverage floor as episodic recall, ranked by spreading activation; superseded
+  knowledge is never primed.
+* D, procedures: spec 001's three-stage matching over the procedures' descriptions.
+Episodes (E) come from spec 000's recall (:mod:`kioku.service.recall.pipeline`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Final
+
+from kioku.core.activity.events import EventType
+from kioku.core.activity.priming_format import format_for_priming
+from kioku.core.context.tokens import TokenCounter
+from kioku.core.inject import neutralise
+from kioku.core.kinds import KnowledgeDetails, ProcedureDetails, ProfileDetails, profile_text
+from kioku.core.model import Kind, Memory
+from kioku.core.presets import effective_weights
+from kioku.core.priming import (
+    ProcedureCandidate,
+    activation_score,
+    frequency_boost,
+    match_procedures,
+    personalized_pagerank,
+    recency_factor,
+)
+from kioku.ports.store import MemoryFilter
+from kioku.records import Record
+from kioku.service.recall.pipeline import query_vector
+from kioku.service.recall.scoring import coverage_of, match_of
+
+if TYPE_CHECKING:
+    from kioku.service.engine import Engine
+
+__all__ = ["Candidate", "activity_lines", "defuse", "knowledge", "procedures", "sender_profile"]
+
+#: How far back channel B looks, and how many events it reads at most.
+ACTIVITY_DAYS: Final = 7
+ACTIVITY_EVENTS: Final = 60
+_KNOWLEDGE_CANDIDATES: Final = 50
+_PROCEDURES_READ: Final = 500
+#: Events that say what kioku itself did for a prompt; they are not news to the reader.
+_QUIET: Final = frozenset({EventType.PRIMING.value, EventType.MEMORY_RECALL.value})
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class Candidate(Record):
+    """One line a channel could show, best first, and why it is there."""
+
+    line: str
+    why: str
+    memory_id: str | None = None
+    score: float = 0.0
+
+
+_BLOCK_TAG: Final = re.compile(r"<\s*(/?)\s*kioku-priming\b[^>]*>", re.IGNORECASE)
+
+
+def defuse(text: str) -> str:
+    """``text`` with anything like a priming section tag made inert (line breaks kept)."""
+    return _BLOCK_TAG.sub(lambda m: f"‹{m.group(1)}kioku-priming›", text)
+
+
+def _clean(text: str) -> str:
+    """One line of inert text that cannot open or close a block of its own."""
+    return _BLOCK_TAG.sub(lambda m: f"‹{m.group(1)}kioku-priming›", neutralise(text))
+
+
+def sender_profile(engine: Engine, sender: str | None) -> list[Candidate]:
+    """Channel A: the lines of the sender's profile (exact name or alias, any case)."""
+    name = (sender or engine.user_id).strip().casefold()
+    if not name:
+        return []
+    flt = MemoryFilter(user_id=engine.user_id, agent_id=engine.agent_id, kind=Kind.PROFILE.value)
+    for memory in engine.store.list(flt):
+        details = memory.details
+        if not isinstance(details, ProfileDetails):
+            continue
+        names = {details.person.casefold(), *(a.casefold() for a in details.aliases)}
+        if name in names:
+            why = f"profile of {details.person} (the sender)"
+            return [
+                Candidate(_clean(f"{details.person}: {line}"), why, memory.id)
+                for line in profile_text(details).splitlines()
+                if line.strip()
+            ]
+    return []
+
+
+def activity_lines(
+    engine: Engine,
+    budget: int,
+    counter: TokenCounter,
+    now: datetime,
+    *,
+    heartbeat: bool,
+    skip: str | None = None,
+) -> tuple[str, int]:
+    """Channel B: recent activity as spec 001 formats it, and how many events it shows.
+    Events of the session ``skip`` (the one being primed, already in its context) are left
+    out."""
+    from kioku.service.activity.log import read_events
+
+    shown = tuple(t.value for t in EventType if t.value not in _QUIET)
+    rows = read_events(
+        engine, since=now - timedelta(days=ACTIVITY_DAYS), types=shown, limit=ACTIVITY_EVENTS
+    )
+    events = [
+        e
+        for _, e in rows
+        if e is not None and e.type.value not in _QUIET and not (skip and e.session_id == skip)
+    ]
+    if not events:
+        return "", 0
+    # A heartbeat's whole budget (200 tokens) is below spec 001's 400-token floor for channel B
+    # at a heartbeat: the total wins, so the floor is not applied.
+    primed = format_for_priming(
+        events, budget, counter, now=now, heartbeat=heartbeat, min_tokens_heartbeat=0
+    )
+    return _clean_block(primed.text), len(primed.shown)
+
+
+def _clean_block(text: str) -> str:
+    return "\n".join(
+        line[: len(line) - len(line.lstrip())] + _clean(line) for line in text.splitlines()
+    )
+
+
+def knowledge(engine: Engine, message: str, terms: Sequence[str], now: datetime) -> list[Candidate]:
+    """Channel C: knowledge that matches the message, by spreading activation."""
+    store = engine.store
+    flt = MemoryFilter(
+        user_id=engine.user_id, agent_id=engine.agent_id, kind=Kind.KNOWLEDGE.value, archived=False
+    )
+    weights = effective_weights(engine.config.retrieval)
+    lexical: dict[str, float] = {}
+    if terms:
+        found = store.search_lexical(terms, flt, _KNOWLEDGE_CANDIDATES)
+        best = max((s for _, s in found), default=0.0)
+        lexical = {k: (s / best if best > 0 else 0.0) for k, s in found}
+    similar: dict[str, float] = {}
+    embedder = engine.embedder
+    vector = query_vector(embedder, message)
+    if any(vector):
+        similar = dict(store.vector_search(embedder.model_id, vector, flt, _KNOWLEDGE_CANDIDATES))
+    covered = coverage_of(store, terms, lexical.keys() | similar.keys())
+    floor = engine.config.retrieval.min_relevance
+    qualified = [key for key, value in covered.items() if value >= floor]
+    memories = {m.id: m for m in store.get_many(qualified)}
+    match = {
+        key: match_of(similar.get(key, 0.0), lexical.get(key, 0.0), weights) for key in memories
+    }
+    rank: dict[str, float] = {}
+    if engine.config.priming.graph_spreading and memories:
+        rank = _spread(engine, memories, match)
+    out: list[Candidate] = []
+    for memory in memories.values():
+        details = memory.details
+        if isinstance(details, KnowledgeDetails) and details.superseded:
+            continue
+        if memory.kind is not Kind.KNOWLEDGE or memory.archived:
+            continue
+        similarity = match.get(memory.id, 0.0)
+        age = max(0.0, (now - memory.created).total_seconds() / 86400)
+        pagerank = rank.get(memory.id) if rank else None
+        score = activation_score(similarity, age, memory.recall_count, pagerank)
+        why = (
+            f"activation {score:.3f} = match {similarity:.3f} + recency "
+            f"{0.2 * recency_factor(age):.3f} + use {frequency_boost(memory.recall_count):.3f}"
+        )
+        if pagerank is not None:
+            why += f" + graph {0.5 * pagerank:.3f}"
+        confidence = details.confidence if isinstance(details, KnowledgeDetails) else None
+        note = "" if confidence is None else f" (confidence {confidence:.2f})"
+        line = _clean(f"- {memory.trigger}: {memory.content}{note}")
+        out.append(Candidate(line, why, memory.id, score))
+    out.sort(key=lambda c: (-c.score, c.memory_id or ""))
+    return out
+
+
+def _spread(
+    engine: Engine, memories: dict[str, Memory], match: dict[str, float]
+) -> dict[str, float]:
+    """Personalised PageRank from the matched knowledge over its relations, one hop out
+    (both directions); the related knowledge reached is added to ``memories``."""
+    store = engine.store
+    edges: dict[str, list[tuple[str, float]]] = {}
+    for memory in list(memories.values()):
+        linked = [r.id for r in memory.relations] + store.referencing(memory.id)
+        for other in linked:
+            edges.setdefault(memory.id, []).append((other, 1.0))
+            edges.setdefault(other, []).append((memory.id, 1.0))
+    reached = [key for key in edges if key not in memories]
+    for memory in store.get_many(reached):
+        if (memory.user_id, memory.agent_id) == (engine.user_id, engine.agent_id):
+            memories[memory.id] = memory
+    seeds = {key: value for key, value in match.items() if value > 0}
+    if not seeds or not edges:
+        return {}
+    return personalized_pagerank(edges, seeds)
+
+
+def _procedure_line(memory: Memory, details: ProcedureDetails) -> str:
+    steps = " → ".join(details.steps[:8])
+    tail = f": {steps}" if steps else ""
+    return _clean(
+        f"- {memory.trigger} ({details.description}; confidence {details.confidence:.2f}){tail}"
+    )
+
+
+def procedures(engine: Engine, message: str, terms: Sequence[str]) -> list[Candidate]:
+    """Channel D: procedures whose description the message matches (three stages)."""
+    from kioku.adapters.text.lexical import index_terms
+
+    store = engine.store
+    flt = MemoryFilter(
+        user_id=engine.user_id,
+        agent_id=engine.agent_id,
+        kind=Kind.PROCEDURE.value,
+        archived=False,
+        limit=_PROCEDURES_READ,
+    )
+    memories = {m.id: m for m in store.list(flt)}
+    if not memories:
+        return []
+    details = {
+        key: m.details if isinstance(m.details, ProcedureDetails) else ProcedureDetails(m.trigger)
+        for key, m in memories.items()
+    }
+    candidates = [
+        ProcedureCandidate(key, d.description, frozenset(index_terms(d.description)))
+        for key, d in details.items()
+    ]
+    similarities: dict[str, float] = {}
+    embedder = engine.embedder
+    vector = query_vector(embedder, message)
+    if any(vector):
+        similarities = dict(store.vector_search(embedder.model_id, vector, flt, 20))
+    matches = match_procedures(message, frozenset(terms), candidates, similarities, limit=3)
+    return [
+        Candidate(
+            _procedure_line(memories[m.id], details[m.id]),
+            f"stage {m.stage}: {m.reason}",
+            m.id,
+            m.score if math.isfinite(m.score) else 0.0,
+        )
+        for m in matches
+    ]
