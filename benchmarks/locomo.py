@@ -2,6 +2,8 @@
 """LoCoMo evidence recall through kioku itself, with same-run baselines.
 
     python benchmarks/locomo.py --data ../shared/data/locomo/locomo_dev.json [--forgetting] [--json]
+    python benchmarks/locomo.py --data ../shared/data/locomo/locomo_dev.json --deliberate \
+        [--age-until YYYY-MM-DD] [--conversations N] [--json]
 
 Each conversation is remembered turn by turn (one memory per turn, image captions as text)
 with its session's real date, in its own scope (user id = the conversation id), through
@@ -19,6 +21,11 @@ Methods, all on the same stores in the same run: ``kioku`` (the configured prese
 configured embedder alone); the baselines ignore retention, recency, category and
 conversation context. Recall@10 is also given per conversation, with how many conversations
 kioku wins against each baseline.
+
+With ``--deliberate`` it measures deliberate search (``Kioku.search_memory``) and priming
+(``Kioku.prime``) before and after each conversation's store is aged by the nightly batch to
+``--age-until`` (default today), with and without original texts kept in cold storage; see
+:mod:`locomo_forgetting`.
 """
 
 from __future__ import annotations
@@ -32,7 +39,7 @@ import tempfile
 import time
 from collections import defaultdict
 from dataclasses import replace
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -129,17 +136,39 @@ def main() -> None:
     parser.add_argument("--data", type=Path, required=True)
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
     parser.add_argument("--methods", default="kioku,bm25,dense")
-    parser.add_argument("--limit", type=int, default=0, help="only the first N conversations")
+    parser.add_argument(
+        "--limit", "--conversations", type=int, default=0, help="only the first N conversations"
+    )
     parser.add_argument(
         "--forgetting",
         action="store_true",
         help="run the nightly batches between sessions at their real dates (forgetting on); "
         "archived memories stay searchable, as kioku's archive recall allows",
     )
+    parser.add_argument(
+        "--deliberate",
+        action="store_true",
+        help="deliberate search and priming R@10 before and after aging each store by the "
+        "nightly batch to --age-until (see benchmarks/locomo_forgetting.py)",
+    )
+    parser.add_argument(
+        "--age-until",
+        type=date.fromisoformat,
+        default=None,
+        metavar="YYYY-MM-DD",
+        help="with --deliberate: the last batch day (default: today, UTC)",
+    )
     args = parser.parse_args()
     samples = json.loads(args.data.read_text(encoding="utf-8"))
     if args.limit:
         samples = samples[: args.limit]
+    if args.deliberate and args.forgetting:
+        parser.error("--deliberate ages its own stores: leave out --forgetting")
+    if args.deliberate:
+        from locomo_forgetting import run
+
+        run(samples, args.age_until or datetime.now(UTC).date(), args.json)
+        return
     methods = args.methods.split(",")
     hits: dict[str, dict[str, list[dict[int, float]]]] = {m: defaultdict(list) for m in methods}
     by_conv: dict[str, dict[str, list[float]]] = {m: defaultdict(list) for m in methods}
