@@ -362,3 +362,23 @@ def test_a_marked_recall_names_what_it_recalled_and_keeps_the_query_out(kioku: K
     assert memory.id in event["memory_ids"]
     assert event["tool"] == "recall"
     assert "content" not in event  # the query is the turn's own event, redacted with it
+
+
+def test_a_provider_that_failed_is_an_error_event_of_the_turn(home: Path) -> None:
+    from dataclasses import replace
+
+    from kioku.adapters.analyzers.offline import OfflineAnalyzer
+    from kioku.ports.analyzer import Analysis, Turn
+
+    class StandIn(OfflineAnalyzer):
+        """The offline analyzer standing in for a provider that failed (as the fallback does)."""
+
+        def analyze(self, turn: Turn) -> Analysis:
+            found = super().analyze(turn)
+            return replace(found, warnings=("the provider timed out; analysed offline",))
+
+    with Kioku.open(home, clock=FixedClock(NOW), env={}, analyzer=StandIn()) as k:
+        memory = k.remember_turn("The cello lesson moved to Friday", "Noted", at=T0).memory
+        (error,) = _records(k, types=["error"])
+    assert error["content"] == "the provider timed out; analysed offline"
+    assert error["memory_ids"] == [memory.id]

@@ -18,18 +18,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Final
 
-from kioku.core.activity.events import EventType
-from kioku.core.activity.priming_format import format_for_priming
 from kioku.core.context.tokens import TokenCounter
 from kioku.core.inject import neutralise
 from kioku.core.kinds import KnowledgeDetails, ProcedureDetails, ProfileDetails, profile_text
 from kioku.core.model import Kind, Memory
 from kioku.core.presets import effective_weights
-from kioku.core.priming import (
-    ProcedureCandidate,
+from kioku.core.priming.activation import (
     activation_score,
     frequency_boost,
-    match_procedures,
     personalized_pagerank,
     recency_factor,
 )
@@ -49,7 +45,7 @@ ACTIVITY_EVENTS: Final = 60
 _KNOWLEDGE_CANDIDATES: Final = 50
 _PROCEDURES_READ: Final = 500
 #: Events that say what kioku itself did for a prompt; they are not news to the reader.
-_QUIET: Final = frozenset({EventType.PRIMING.value, EventType.MEMORY_RECALL.value})
+_QUIET: Final = frozenset({"priming", "memory_recall"})
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -108,6 +104,8 @@ def activity_lines(
     """Channel B: recent activity as spec 001 formats it, and how many events it shows.
     Events of the session ``skip`` (the one being primed, already in its context) are left
     out."""
+    from kioku.core.activity.events import EventType
+    from kioku.core.activity.priming_format import format_for_priming
     from kioku.service.activity.log import read_events
 
     shown = tuple(t.value for t in EventType if t.value not in _QUIET)
@@ -220,6 +218,7 @@ def _procedure_line(memory: Memory, details: ProcedureDetails) -> str:
 def procedures(engine: Engine, message: str, terms: Sequence[str]) -> list[Candidate]:
     """Channel D: procedures whose description the message matches (three stages)."""
     from kioku.adapters.text.lexical import index_terms
+    from kioku.core.priming.procedures import ProcedureCandidate, match_procedures
 
     store = engine.store
     flt = MemoryFilter(

@@ -18,13 +18,11 @@ from typing import TYPE_CHECKING, Final
 
 from kioku.core.inject import CLOSE, NOTE, OPEN, Injected, format_memories
 from kioku.core.model import Kind
-from kioku.core.priming import (
+from kioku.core.priming.budget import Channel, allocate, fit_lines
+from kioku.core.priming.message_type import (
     TYPE_BUDGETS,
-    Channel,
     MessageType,
-    allocate,
     classify_message,
-    fit_lines,
     parse_message_type,
 )
 from kioku.ports.store import MemoryFilter, MemoryPatch
