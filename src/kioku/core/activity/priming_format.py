@@ -48,8 +48,8 @@ from typing import Final, Literal
 
 from kioku.core.activity.events import LABELS, ActivityEvent, EventType, check_event
 from kioku.core.activity.jsonl import day_file_name
-from kioku.core.context.tokens import TokenCounter
 from kioku.core.inject import neutralise
+from kioku.core.tokens import TokenCounter
 from kioku.errors import ValidationError
 from kioku.records import Record
 

@@ -27,7 +27,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Final
 
-from kioku.core.context.tokens import TokenCounter
+from kioku.core.tokens import TokenCounter
 from kioku.errors import ValidationError
 
 __all__ = ["CHANNEL_BUDGETS", "Channel", "allocate", "fit_lines"]

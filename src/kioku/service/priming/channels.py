@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Final
 
-from kioku.core.context.tokens import TokenCounter
 from kioku.core.inject import neutralise
 from kioku.core.kinds import KnowledgeDetails, ProcedureDetails, ProfileDetails, profile_text
 from kioku.core.model import Kind, Memory
@@ -29,6 +28,7 @@ from kioku.core.priming.activation import (
     personalized_pagerank,
     recency_factor,
 )
+from kioku.core.tokens import TokenCounter
 from kioku.ports.store import MemoryFilter
 from kioku.records import Record
 from kioku.service.recall.pipeline import query_vector

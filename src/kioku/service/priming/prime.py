@@ -31,7 +31,7 @@ from kioku.service.priming import channels
 from kioku.service.priming.channels import Candidate
 
 if TYPE_CHECKING:
-    from kioku.core.context.tokens import TokenCounter
+    from kioku.core.tokens import TokenCounter
     from kioku.service.engine import Engine
     from kioku.service.recall.results import RecallResult
 
@@ -151,7 +151,7 @@ def prime(
     """Prime for ``message`` (see the module docstring). ``mark=False`` leaves no trace:
     nothing is marked recalled and no event is logged."""
     from kioku.adapters.text.lexical import query_terms
-    from kioku.core.context.tokens import make_counter
+    from kioku.core.tokens import make_counter
 
     text = message.strip() if isinstance(message, str) else ""
     kind = parse_message_type(message_type) if message_type else classify_message(text)
