@@ -382,3 +382,13 @@ def test_a_provider_that_failed_is_an_error_event_of_the_turn(home: Path) -> Non
         (error,) = _records(k, types=["error"])
     assert error["content"] == "the provider timed out; analysed offline"
     assert error["memory_ids"] == [memory.id]
+
+
+def test_erasing_a_person_takes_their_session_encoding_state_too(home: Path) -> None:
+    with Kioku.open(home, clock=FixedClock(NOW), env={}, user_id="erin") as erin:
+        erin.remember_turn("Fixed the flaky login test", "Great", at=T0, session_id="s1")
+        erin.finalize_session("s1")
+        assert erin.store.get_state('encoding:["erin", "default", "s1"]') is not None
+        erin.erase_user("erin", erin.plan_erasure().token)
+        assert erin.store.get_state('encoding:["erin", "default", "s1"]') is None
+        assert erin.activity() == []
