@@ -61,9 +61,12 @@ def measure(
     stores: dict[str, Kioku],
     floor: float | None,
     names: bool | None = None,
+    prime: bool = False,
 ) -> dict[str, Any]:
     """Every question against every store, with ``floor`` as the relevance floor and
-    ``names`` as ``require_known_names`` (None: the configured ones)."""
+    ``names`` as ``require_known_names`` (None: the configured ones). With ``prime`` a
+    prompt counts as answered or abstained by the primed block (every channel), as the
+    UserPromptSubmit hook injects it, instead of the episodes' block alone."""
     abstained: dict[str, list[bool]] = {s["sample_id"]: [] for s in samples}
     answered: dict[str, list[bool]] = {s["sample_id"]: [] for s in samples}
     evidence: dict[str, list[float]] = {s["sample_id"]: [] for s in samples}
@@ -80,10 +83,13 @@ def measure(
         for qa in sample["qa"]:
             for other, kioku in stores.items():
                 result = kioku.recall(qa["question"], session_id=SESSION, mark=False)
+                block = result.block
+                if prime:
+                    block = kioku.prime(qa["question"], session_id=SESSION, mark=False).block
                 if other != conv_id:
-                    abstained[conv_id].append(not result.block)
+                    abstained[conv_id].append(not block)
                     continue
-                answered[conv_id].append(bool(result.block))
+                answered[conv_id].append(bool(block))
                 wanted = evidence_ids(qa.get("evidence", []))
                 if wanted and int(qa.get("category", 0)) != 5:
                     found = {s for i in result.items for s in i.memory.source_ids}
@@ -96,6 +102,7 @@ def measure(
     own = [x for v in answered.values() for x in v]
     retrieval = next(iter(stores.values())).config.retrieval
     return {
+        "block": "primed" if prime else "episodes",
         "min_relevance": retrieval.min_relevance,
         "require_known_names": retrieval.require_known_names,
         "off_topic_prompts": len(pooled),
@@ -124,6 +131,11 @@ def main() -> None:
         default="",
         help="floors to measure instead of the configured one, comma-separated (0.3,0.4)",
     )
+    parser.add_argument(
+        "--prime",
+        action="store_true",
+        help="judge by the primed block the hook injects (every channel), not recall's",
+    )
     args = parser.parse_args()
     samples = json.loads(args.data.read_text(encoding="utf-8"))
     if args.limit:
@@ -145,7 +157,9 @@ def main() -> None:
                 stores[conv_id] = kioku
                 ingest(kioku, sample["conversation"])
                 _set_mood(kioku)
-            reports = [measure(samples, stores, floor, names) for floor, names in series]
+            reports = [
+                measure(samples, stores, floor, names, args.prime) for floor, names in series
+            ]
         finally:
             for kioku in stores.values():
                 kioku.close()
