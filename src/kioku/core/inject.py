@@ -19,7 +19,7 @@ from datetime import datetime
 from kioku.core.sanitize import for_terminal
 from kioku.records import Record
 
-__all__ = ["Injected", "format_memories", "neutralise"]
+__all__ = ["Injected", "format_memories", "memory_line", "neutralise"]
 
 OPEN = "<memories>"
 CLOSE = "</memories>"
@@ -48,7 +48,8 @@ def neutralise(text: str) -> str:
     return _TAG.sub(lambda m: f"‹{m.group(1)}memories›", flat)
 
 
-def _line(memory: Injected) -> str:
+def memory_line(memory: Injected) -> str:
+    """One memory's line of the block, inert."""
     mark = "[archived]" if memory.archived else ""
     return (
         f"- [{memory.created.date().isoformat()}][L{memory.level}]{mark} "
@@ -68,7 +69,7 @@ def format_memories(memories: Sequence[Injected], budget_chars: int) -> str:
     room = budget_chars - frame
     lines: list[str] = []
     for memory in memories:
-        line = _line(memory)
+        line = memory_line(memory)
         need = len(line) + 1
         if need <= room:
             lines.append(line)

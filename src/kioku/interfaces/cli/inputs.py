@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from datetime import datetime, tzinfo
 from typing import IO, Any
 
@@ -11,8 +12,9 @@ import click
 
 from kioku.core.timefmt import parse_ts
 from kioku.core.validate import EARLIEST, LATEST
+from kioku.errors import KiokuError
 
-__all__ = ["parse_time_option", "read_jsonl"]
+__all__ = ["answer_jsonl", "parse_time_option", "read_jsonl"]
 
 
 def parse_time_option(value: str | None, tz: tzinfo, param_hint: str) -> datetime | None:
@@ -61,3 +63,32 @@ def read_jsonl(
             yield number, f'line {number}: "{bad[0]}" must be a string'
             continue
         yield number, record
+
+
+def answer_jsonl(
+    handle: IO[str],
+    required: str,
+    optional: tuple[str, ...],
+    answer: Callable[[int, dict[str, Any]], dict[str, Any]],
+    verb: str = "answered",
+) -> None:
+    """One JSON line on stdout per line of ``handle`` (see :func:`read_jsonl`): ``answer``'s
+    result, or the line's error; an ``id`` of the line is echoed. Exit 1 after the last line
+    when any line could not be ``verb``."""
+    failures = 0
+    for number, record in read_jsonl(handle, required, optional):
+        if isinstance(record, str):
+            failures += 1
+            out: dict[str, Any] = {"line": number, "error": record}
+        else:
+            try:
+                out = {"line": number, **answer(number, record)}
+            except (KiokuError, click.BadParameter) as exc:
+                failures += 1
+                out = {"line": number, "error": str(exc)}
+            if "id" in record:
+                out["id"] = record["id"]
+        sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
+    if failures:
+        click.echo(f"kioku: {failures} line(s) could not be {verb}", err=True)
+        raise click.exceptions.Exit(1)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import IO, Any
 
 import click
@@ -11,8 +9,7 @@ import click
 from kioku.core.sanitize import for_terminal
 from kioku.core.serialize import memory_to_dict
 from kioku.core.timefmt import format_ts
-from kioku.errors import KiokuError
-from kioku.interfaces.cli.inputs import parse_time_option, read_jsonl
+from kioku.interfaces.cli.inputs import answer_jsonl, parse_time_option
 from kioku.interfaces.cli.render import echo_json, excerpt, table
 from kioku.interfaces.cli.state import CliState
 from kioku.service.deliberate.search import Found, SearchResult
@@ -63,39 +60,26 @@ def _kinds_of(value: object, number: int) -> list[str] | None:
 
 
 def _answer(state: CliState, queries: IO[str], defaults: dict[str, Any]) -> None:
-    failures = 0
     with state.open() as kioku:
-        for number, record in read_jsonl(queries, "query", ("since", "until")):
-            if isinstance(record, str):
-                failures += 1
-                out: dict[str, Any] = {"line": number, "error": record}
-            else:
-                try:
-                    top_k = record.get("top_k", defaults["top_k"])
-                    archive = record.get("include_archive", defaults["include_archive"])
-                    if not isinstance(archive, bool):
-                        raise click.BadParameter(f"line {number}: include_archive: true or false")
-                    result = kioku.search_memory(
-                        record["query"],
-                        kinds=_kinds_of(record.get("kinds", record.get("kind")), number)
-                        or defaults["kinds"],
-                        since=parse_time_option(record.get("since"), kioku.clock.tz, "since")
-                        or defaults["since"],
-                        until=parse_time_option(record.get("until"), kioku.clock.tz, "until")
-                        or defaults["until"],
-                        include_archive=archive,
-                        top_k=top_k,
-                    )
-                    out = {"line": number, **_result(result, full=False)}
-                except (KiokuError, click.BadParameter) as exc:
-                    failures += 1
-                    out = {"line": number, "error": str(exc)}
-                if "id" in record:
-                    out["id"] = record["id"]
-            sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
-    if failures:
-        click.echo(f"kioku: {failures} line(s) could not be answered", err=True)
-        raise click.exceptions.Exit(1)
+
+        def answer(number: int, record: dict[str, Any]) -> dict[str, Any]:
+            archive = record.get("include_archive", defaults["include_archive"])
+            if not isinstance(archive, bool):
+                raise click.BadParameter(f"line {number}: include_archive: true or false")
+            result = kioku.search_memory(
+                record["query"],
+                kinds=_kinds_of(record.get("kinds", record.get("kind")), number)
+                or defaults["kinds"],
+                since=parse_time_option(record.get("since"), kioku.clock.tz, "since")
+                or defaults["since"],
+                until=parse_time_option(record.get("until"), kioku.clock.tz, "until")
+                or defaults["until"],
+                include_archive=archive,
+                top_k=record.get("top_k", defaults["top_k"]),
+            )
+            return _result(result, full=False)
+
+        answer_jsonl(queries, "query", ("since", "until"), answer)
 
 
 @click.command("search")

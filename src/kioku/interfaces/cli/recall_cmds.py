@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import IO, Any
 
@@ -10,8 +9,7 @@ import click
 
 from kioku.core.sanitize import for_terminal
 from kioku.core.serialize import memory_to_dict
-from kioku.errors import KiokuError
-from kioku.interfaces.cli.inputs import parse_time_option, read_jsonl
+from kioku.interfaces.cli.inputs import answer_jsonl, parse_time_option
 from kioku.interfaces.cli.render import echo_json, table
 from kioku.interfaces.cli.state import CliState
 from kioku.service.recall.results import Recalled, RecallResult
@@ -109,34 +107,17 @@ def recall_cmd(
         raise click.UsageError("give either a QUERY or --queries FILE")
     with state.open(on_warning=_warn) as kioku:
         if queries is not None:
-            failures = 0
-            for number, record in read_jsonl(queries, "query", ("at",)):
-                if isinstance(record, str):
-                    failures += 1
-                    out: dict[str, Any] = {"line": number, "error": record}
-                else:
-                    try:
-                        at = parse_time_option(
-                            record.get("at"), kioku.clock.tz, f"--queries line {number}"
-                        )
-                        result = kioku.recall(
-                            record["query"],
-                            top_k=top_k,
-                            session_id=session_id,
-                            mark=not no_mark,
-                            at=at,
-                        )
-                        out = {"line": number, **_result_json(result, full=False)}
-                        out.pop("block")
-                    except (KiokuError, click.BadParameter) as exc:
-                        failures += 1
-                        out = {"line": number, "error": str(exc)}
-                    if "id" in record:
-                        out["id"] = record["id"]
-                sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
-            if failures:
-                click.echo(f"kioku: {failures} line(s) could not be answered", err=True)
-                raise click.exceptions.Exit(1)
+
+            def answer(number: int, record: dict[str, Any]) -> dict[str, Any]:
+                at = parse_time_option(record.get("at"), kioku.clock.tz, f"--queries line {number}")
+                result = kioku.recall(
+                    record["query"], top_k=top_k, session_id=session_id, mark=not no_mark, at=at
+                )
+                out = _result_json(result, full=False)
+                out.pop("block")
+                return out
+
+            answer_jsonl(queries, "query", ("at",), answer)
             return
         assert query is not None
         result = kioku.recall(query, top_k=top_k, session_id=session_id, mark=not no_mark)

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-import sys
 from typing import IO, Any
 
 import click
 
 from kioku.core.serialize import memory_to_dict
-from kioku.errors import KiokuError, ValidationError
-from kioku.interfaces.cli.inputs import parse_time_option, read_jsonl
+from kioku.errors import ValidationError
+from kioku.interfaces.cli.inputs import answer_jsonl, parse_time_option
 from kioku.interfaces.cli.render import echo_json, excerpt
 from kioku.interfaces.cli.state import CliState
 from kioku.ports.analyzer import Analysis
@@ -141,24 +139,12 @@ def analyze_cmd(
             click.echo(f"language: {analysis.language}; analyzer: {analysis.analyzer}")
             return
         assert jsonl is not None
-        failures = 0
-        for number, record in read_jsonl(jsonl, "user", ("assistant",)):
-            if isinstance(record, str):
-                failures += 1
-                out: dict[str, Any] = {"line": number, "error": record}
-            else:
-                try:
-                    result = kioku.analyze(record.get("user", ""), record.get("assistant", ""))
-                    out = {"line": number, **analysis_to_dict(result)}
-                except KiokuError as exc:
-                    failures += 1
-                    out = {"line": number, "error": str(exc)}
-                if "id" in record:
-                    out["id"] = record["id"]
-            sys.stdout.write(json.dumps(out, ensure_ascii=False) + "\n")
-        if failures:
-            click.echo(f"kioku: {failures} line(s) could not be analysed", err=True)
-            raise click.exceptions.Exit(1)
+
+        def answer(_number: int, record: dict[str, Any]) -> dict[str, Any]:
+            result = kioku.analyze(record.get("user", ""), record.get("assistant", ""))
+            return analysis_to_dict(result)
+
+        answer_jsonl(jsonl, "user", ("assistant",), answer, "analysed")
 
 
 @click.command("compress")

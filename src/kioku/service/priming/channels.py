@@ -35,9 +35,18 @@ from kioku.service.recall.pipeline import query_vector
 from kioku.service.recall.scoring import coverage_of, match_of
 
 if TYPE_CHECKING:
+    from kioku.core.activity.events import ActivityEvent
     from kioku.service.engine import Engine
 
-__all__ = ["Candidate", "activity_lines", "defuse", "knowledge", "procedures", "sender_profile"]
+__all__ = [
+    "Candidate",
+    "activity_text",
+    "defuse",
+    "knowledge",
+    "procedures",
+    "recent_events",
+    "sender_profile",
+]
 
 #: How far back channel B looks, and how many events it reads at most.
 ACTIVITY_DAYS: Final = 7
@@ -92,39 +101,39 @@ def sender_profile(engine: Engine, sender: str | None) -> list[Candidate]:
     return []
 
 
-def activity_lines(
-    engine: Engine,
-    budget: int,
-    counter: TokenCounter,
-    now: datetime,
-    *,
-    heartbeat: bool,
-    skip: str | None = None,
-) -> tuple[str, int]:
-    """Channel B: recent activity as spec 001 formats it, and how many events it shows.
-    Events of the session ``skip`` (the one being primed, already in its context) are left
-    out."""
+def recent_events(engine: Engine, now: datetime, skip: str | None = None) -> list[ActivityEvent]:
+    """Channel B's events: the newest of the last days, without kioku's own priming and
+    recall events or those of the session ``skip`` (the one being primed, already in its
+    context)."""
     from kioku.core.activity.events import EventType
-    from kioku.core.activity.priming_format import format_for_priming
     from kioku.service.activity.log import read_events
 
     shown = tuple(t.value for t in EventType if t.value not in _QUIET)
     rows = read_events(
         engine, since=now - timedelta(days=ACTIVITY_DAYS), types=shown, limit=ACTIVITY_EVENTS
     )
-    events = [
-        e
-        for _, e in rows
-        if e is not None and e.type.value not in _QUIET and not (skip and e.session_id == skip)
-    ]
+    return [e for _, e in rows if e is not None and not (skip and e.session_id == skip)]
+
+
+def activity_text(
+    events: Sequence[ActivityEvent],
+    budget: int,
+    counter: TokenCounter,
+    now: datetime,
+    *,
+    heartbeat: bool,
+) -> str:
+    """Channel B: ``events`` as spec 001 formats them for priming, within ``budget``."""
+    from kioku.core.activity.priming_format import format_for_priming
+
     if not events:
-        return "", 0
+        return ""
     # A heartbeat's whole budget (200 tokens) is below spec 001's 400-token floor for channel B
     # at a heartbeat: the total wins, so the floor is not applied.
     primed = format_for_priming(
         events, budget, counter, now=now, heartbeat=heartbeat, min_tokens_heartbeat=0
     )
-    return _clean_block(primed.text), len(primed.shown)
+    return _clean_block(primed.text)
 
 
 def _clean_block(text: str) -> str:

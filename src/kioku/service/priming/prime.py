@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
-from kioku.core.inject import CLOSE, NOTE, OPEN, Injected, format_memories
+from kioku.core.inject import CLOSE, NOTE, OPEN, Injected, format_memories, memory_line
 from kioku.core.model import Kind
 from kioku.core.priming.budget import Channel, allocate, fit_lines
 from kioku.core.priming.message_type import (
@@ -31,6 +31,7 @@ from kioku.service.priming import channels
 from kioku.service.priming.channels import Candidate
 
 if TYPE_CHECKING:
+    from kioku.core.activity.events import ActivityEvent
     from kioku.core.tokens import TokenCounter
     from kioku.service.engine import Engine
     from kioku.service.recall.results import RecallResult
@@ -173,7 +174,7 @@ def prime(
     if text and kind is not MessageType.HEARTBEAT:
         episodes, reasons, recall = _episodes(engine, text, session_id, mark, now)
         found[Channel.EPISODES] = [
-            Candidate(format_memories([e], 100_000).splitlines()[2], why, item.memory.id)
+            Candidate(memory_line(e), why, item.memory.id)
             for e, why, item in zip(episodes, reasons, recall.items, strict=True)
         ]
     # Who is speaking and what happened lately frame what the message is about: they come
@@ -185,9 +186,11 @@ def prime(
     if not framed:
         found[Channel.SENDER_PROFILE] = []
     activity = ""
+    events: list[ActivityEvent] = []
     if framed:
-        activity, _ = channels.activity_lines(
-            engine, total, count, now, heartbeat=kind is MessageType.HEARTBEAT, skip=session_id
+        events = channels.recent_events(engine, now, skip=session_id)
+        activity = channels.activity_text(
+            events, total, count, now, heartbeat=kind is MessageType.HEARTBEAT
         )
     wanted = {c: sum(count.count(x.line) for x in found[c]) for c in found}
     wanted[Channel.RECENT_ACTIVITY] = count.count(activity) if activity else 0
@@ -205,13 +208,8 @@ def prime(
             if activity and budget > 0:
                 text_b = activity
                 if budget < wanted[channel]:
-                    text_b, _shown = channels.activity_lines(
-                        engine,
-                        budget,
-                        count,
-                        now,
-                        heartbeat=kind is MessageType.HEARTBEAT,
-                        skip=session_id,
+                    text_b = channels.activity_text(
+                        events, budget, count, now, heartbeat=kind is MessageType.HEARTBEAT
                     )
                 lines = text_b.splitlines()
                 reasons_b = [f"{len(lines)} line(s) of the activity log"]

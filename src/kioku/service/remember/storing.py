@@ -80,14 +80,7 @@ def remember(
         source_timestamps=stamps,
         kind=kind,
     )
-    memory = build_memory(
-        draft,
-        config=engine.config,
-        now=now,
-        id_suffix=secrets.token_hex(4),
-        user_id=engine.user_id,
-        agent_id=engine.agent_id,
-    )
+    memory = _built(engine, draft, now)
     return insert(engine, memory, generated_id=True)
 
 
@@ -103,6 +96,18 @@ class PreparedTurn:
     assistant: str = ""
     #: What the speaker said about themselves (for their profile), read before any lock.
     claims: tuple[ProfileClaim, ...] = ()
+
+
+def _built(engine: Engine, draft: MemoryDraft, now: datetime) -> Memory:
+    """The new memory ``draft`` describes, in ``engine``'s scope, with a fresh id."""
+    return build_memory(
+        draft,
+        config=engine.config,
+        now=now,
+        id_suffix=secrets.token_hex(4),
+        user_id=engine.user_id,
+        agent_id=engine.agent_id,
+    )
 
 
 def prepare_turn(
@@ -135,14 +140,7 @@ def prepare_turn(
         source_ids=sources,
         source_timestamps=stamps,
     )
-    memory = build_memory(
-        draft,
-        config=engine.config,
-        now=now,
-        id_suffix=secrets.token_hex(4),
-        user_id=engine.user_id,
-        agent_id=engine.agent_id,
-    )
+    memory = _built(engine, draft, now)
     from kioku.service.kinds.profiles import claims_of
 
     return PreparedTurn(
