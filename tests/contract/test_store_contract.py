@@ -469,6 +469,8 @@ PATCH_VALUES: dict[str, tuple[dict[str, Any], Any]] = {
         {"kind": Kind.KNOWLEDGE},
         KnowledgeDetails(confidence=0.9, source_episodes=("mem_a",), version=2),
     ),
+    "last_access": ({}, BASE_TIME + timedelta(days=2)),
+    "low_activity_since": ({}, BASE_TIME + timedelta(days=4)),
 }
 
 

@@ -10,11 +10,18 @@ Requests whose path ends in ``/messages`` get Anthropic answers, ``/chat/complet
 answers. Each request takes the next scripted :class:`Reply`; when the script is empty,
 ``default`` builds the model's answer from the request. Every request is recorded (path,
 lower-cased headers, decoded JSON body), including those that are stalled or dropped.
+
+Consolidation requests name their task on the first line of the system prompt
+(``kioku-task: extract_knowledge``); :func:`task_of` reads it, and :func:`consolidation_answer`
+gives a valid answer for each task (pass ``lambda r: consolidation_answer(r) or
+default_answer(r)`` as ``default`` to serve both kinds).
 """
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import ssl
 import threading
 from collections import deque
@@ -30,7 +37,10 @@ __all__ = [
     "FakeLlmServer",
     "Reply",
     "Request",
+    "consolidation_answer",
     "default_answer",
+    "episodes_of",
+    "task_of",
 ]
 
 Action = Literal["reply", "stall", "close"]
@@ -123,6 +133,55 @@ def default_answer(request: Request) -> dict[str, Any]:
         "content": "I explained the syntax with a filtered example; the user was pleased.",
         "protected": False,
     }
+
+
+TASK_MARKER = "kioku-task:"
+_EPISODE = re.compile(r'<episode id="([^"]*)"[^>]*>(.*?)</episode>', re.DOTALL)
+
+
+def task_of(request: Request) -> str | None:
+    """The consolidation task a request asks for (``kioku-task:`` on the first line of its
+    system prompt), or None for any other request."""
+    if not isinstance(request.body, dict):
+        return None
+    first = request.system.lstrip().partition("\n")[0]
+    if not first.startswith(TASK_MARKER):
+        return None
+    return first.removeprefix(TASK_MARKER).strip() or None
+
+
+def episodes_of(request: Request) -> list[tuple[str, str]]:
+    """The (id, text) of every ``<episode>`` in a request's user message, unescaped."""
+    return [(html.unescape(i), html.unescape(t)) for i, t in _EPISODE.findall(request.user)]
+
+
+def consolidation_answer(request: Request) -> dict[str, Any] | None:
+    """A valid answer for a consolidation request (None for any other): one knowledge item
+    per episode, stating its text; no procedures; supported; no contradiction; no update;
+    the texts joined; outcome unknown."""
+    task = task_of(request)
+    if task == "extract_knowledge":
+        knowledge = [
+            {"title": text[:20], "text": text, "sources": [ident]}
+            for ident, text in episodes_of(request)
+        ]
+        return {"knowledge": knowledge}
+    texts = [html.unescape(t) for t in re.findall(r"<text n=\"\d+\">(.*?)</text>", request.user)]
+    answers: dict[str, dict[str, Any]] = {
+        "distil_procedures": {"procedures": []},
+        "review_knowledge": {"reason": "the sources state it", "supported": True},
+        "judge_conflict": {
+            "contradicts": False,
+            "strategy": None,
+            "merged_text": None,
+            "condition": None,
+            "reason": "different topics",
+        },
+        "reconsolidate": {"update": False, "text": None},
+        "merge_texts": {"text": " ".join(texts) or "merged"},
+        "judge_outcome": {"outcome": "unknown"},
+    }
+    return answers.get(task or "")
 
 
 def _envelope(

@@ -17,6 +17,7 @@ from kioku import Kioku
 from kioku.core.context import EstimateCounter, message_tokens
 from kioku.core.context import Message as Msg
 from kioku.ports.analyzer import Analysis, Analyzer, Compressed, Turn
+from kioku.ports.store_records import MidTermEntry
 from kioku.service.context.working_memory import WorkingMemory
 from tests.cli.conftest import clean_env
 
@@ -39,12 +40,16 @@ def _tokens(wm: WorkingMemory) -> int:
 
 def test_every_turn_that_leaves_working_memory_can_be_recalled(tmp_path: Path) -> None:
     """Spec 002 + 003: a 500-turn session in a 2,000-token window. The window never exceeds
-    its budget, and every turn that left it is found by recall of the word only it holds."""
+    its budget, and every turn that left it is found by recall of the word only it holds.
+    Every turn goes to long-term memory here (``long_term_share=1.0``); a turn that leaves in
+    mid-thread waits for its thread's part of ``max_turns`` turns, so a few may be pending."""
     home = tmp_path / "home"
     rng = random.Random(5)
     words: set[str] = set()
     with Kioku.open(home) as kioku:
-        wm = WorkingMemory(max_tokens=2000, kioku=kioku, session_id="long-session")
+        wm = WorkingMemory(
+            max_tokens=2000, kioku=kioku, session_id="long-session", long_term_share=1.0
+        )
         wm.add("system", "You are a helpful assistant who remembers what the user says.")
         codes: list[str] = []
         for i in range(500):
@@ -60,13 +65,13 @@ def test_every_turn_that_leaves_working_memory_can_be_recalled(tmp_path: Path) -
         stats = wm.stats()
         assert stats.prunes > 10
         assert stats.turns_stored > 400  # most left the window already, by pruning or the cap
-        assert stats.turns_pending == 0
+        assert stats.turns_pending < wm.threads_policy.max_turns  # the next part, waiting
         in_window = {c for c in codes if any(c in m["content"] for m in wm.messages())}
         left = [c for c in codes if c not in in_window]
         # a turn leaves when any of its messages does, so some stored turns still show a part
-        assert len(left) <= stats.turns_stored
+        assert len(left) <= stats.turns_stored + stats.turns_pending
         missing = [c for c in left if not _found(kioku, c)]
-        assert missing == []
+        assert len(missing) == stats.turns_pending
         # The session ends: the turns still in the window are remembered too.
         wm.flush()
         assert kioku.count() == 500
@@ -90,6 +95,11 @@ def _found(kioku: Kioku, code: str) -> bool:
     return any(code in (item.memory.trigger + item.memory.content) for item in result.items)
 
 
+def _midterm(kioku: Kioku) -> list[MidTermEntry]:
+    """The mid-term tier as of the conversation's day."""
+    return kioku.store.midterm(kioku.user_id, kioku.agent_id, T0)
+
+
 def _turn(wm: WorkingMemory, text: str, at: datetime) -> None:
     wm.add("user", text, at=at)
     wm.add("assistant", f"reply to: {text}", at=at + timedelta(seconds=5))
@@ -105,7 +115,10 @@ def test_a_thread_ends_after_ten_idle_minutes(tmp_path: Path) -> None:
         assert kioku.count() == 0
         _turn(wm, "Now something else entirely.", T0 + timedelta(minutes=40))
         assert wm.stats().last_thread_end == "idle"
-        assert kioku.count() == 3  # the three turns of the first thread
+        # the first thread ended: the two most salient of its three turns (spec 003 §7's 70 %)
+        assert kioku.count() == 2
+        (entry,) = _midterm(kioku)
+        assert entry.turn_count == 3  # every turn in the mid-term tier
         assert [m["content"] for m in wm.messages()] == [
             "Now something else entirely.",
             "reply to: Now something else entirely.",
@@ -136,9 +149,12 @@ def test_the_turn_cap_lets_the_oldest_turn_go(tmp_path: Path) -> None:
         assert "number 0" not in window
         assert "number 1" not in window
         assert all(f"number {i}" in window for i in (2, 3, 4))
-        assert kioku.count() == 2
-        assert wm.close() == 3
-        assert kioku.count() == 5
+        # turns 0 and 1 left in mid-thread: they wait for their thread
+        assert kioku.count() == 0
+        assert wm.stats().turns_pending == 2
+        assert wm.close() == 3  # the thread's five turns: the three most salient
+        assert kioku.count() == 3
+        assert _midterm(kioku)[0].turn_count == 5
 
 
 class _Topics:
@@ -171,7 +187,7 @@ def test_a_drop_in_similarity_ends_the_thread_with_a_semantic_embedder(tmp_path:
         assert kioku.count() == 0
         _turn(wm, "How do I file my tax return?", T0 + timedelta(minutes=2))
         assert wm.stats().last_thread_end == "similarity"
-        assert kioku.count() == 2
+        assert kioku.count() == 1  # the more salient of the thread's two turns
     with Kioku.open(tmp_path / "offline") as kioku:
         # the offline embedder hashes words: the rule would end every thread, so it is off
         assert WorkingMemory(kioku=kioku).threads_policy.similarity_threshold is None
@@ -205,7 +221,7 @@ def test_a_turn_that_cannot_be_written_stays_pending_until_it_is(tmp_path: Path)
     with Kioku.open(home) as plain:
         flaky = _Flaky(plain.analyzer)
     with Kioku.open(home, analyzer=flaky) as kioku:  # type: ignore[arg-type]
-        wm = WorkingMemory(kioku=kioku, max_turns=1)
+        wm = WorkingMemory(kioku=kioku, max_turns=1, long_term_share=1.0)
         _turn(wm, "first thing to remember about the garden", T0)
         _turn(wm, "second thing about the garden", T0 + timedelta(minutes=1))
         assert wm.stats().turns_pending == 1
@@ -291,21 +307,24 @@ def test_prune_returns_the_window_and_its_statistics() -> None:
 def test_a_session_continues_after_a_restart_and_close_ends_it(tmp_path: Path) -> None:
     home = tmp_path / "home"
     with Kioku.open(home) as kioku:
-        wm = WorkingMemory(kioku=kioku, session_id="s-restart", max_turns=2)
+        wm = WorkingMemory(kioku=kioku, session_id="s-restart", max_turns=2, long_term_share=1.0)
         wm.add("system", "Be brief.", at=T0)
         for i in range(3):
             _turn(wm, f"question {i} about the garden", T0 + timedelta(minutes=i))
         before = wm.messages()
         stats = wm.stats()
-        assert kioku.count() == 1  # the cap let turn 0 go
+        assert kioku.count() == 0
+        assert stats.turns_pending == 1  # the cap let turn 0 go: it waits for its thread
     # the process ends without close(): a crash, as far as the window is concerned
     with Kioku.open(home) as kioku:
-        again = WorkingMemory(kioku=kioku, session_id="s-restart", max_turns=2)
+        again = WorkingMemory(kioku=kioku, session_id="s-restart", max_turns=2, long_term_share=1.0)
         assert again.messages() == before
         assert again.stats().turns_stored == stats.turns_stored
+        assert again.stats().turns_pending == 1
         assert again.stats().turns_seen == 3
         _turn(again, "question 3 about the garden", T0 + timedelta(minutes=3))
-        assert kioku.count() == 2  # the cap goes on counting the restored thread
+        # the cap goes on counting the restored thread: turns 0 and 1 wait, a part of 2
+        assert kioku.count() == 2
         assert again.close() == 2
         assert kioku.count() == 4
         assert [m.trigger + m.content for m in kioku.list()].count("") == 0

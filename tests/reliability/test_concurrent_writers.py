@@ -173,7 +173,9 @@ def test_eight_writers_two_batches_and_recalls_on_one_home(
     assert statuses["done"] >= 1
     recalls = sum(int(f.out) for f in finished if f.name.startswith("recall"))
 
-    listed = run_kioku("--home", str(home), "list", "--all", "--limit", "100000", "--json")
+    listed = run_kioku(
+        "--home", str(home), "list", "--all", "--kind", "episode", "--limit", "100000", "--json"
+    )
     assert listed.code == 0, listed.err
     memories = listed.json()
     sources = Counter(s for m in memories for s in m["source_ids"])

@@ -142,9 +142,21 @@ _COMMENTS: dict[str, str] = {
     "context.thread_idle_minutes": "Minutes of silence that end a thread (0 = off).",
     "context.max_turns": "Turns a thread keeps before the oldest leaves (1-1000).",
     "context.topic_phrases": 'Phrases that start a new topic, like "by the way" ([] = built-in).',
+    "context.long_term_share": "Most salient share of a thread's turns kept long-term (0-1].",
+    "context.midterm_hot_hours": "Hours a thread's mid-term entry stays hot (1-168).",
+    "context.midterm_days": "Days a thread's mid-term entry is kept (7-30).",
     "scope.user_id": "User that owns memories by default.",
     "scope.agent_id": "Agent that owns memories by default.",
     "priming.graph_spreading": "Spread priming's activation over relations (PageRank).",
+    "consolidation.enabled": "Run due consolidation after every nightly batch (spec 001).",
+    "consolidation.nli": 'Validation model: "none", "lexical" or "transformers[:MODEL]".',
+    "consolidation.weekly_day": "ISO weekday of the weekly integration (1 Mon ... 7 Sun).",
+    "consolidation.monthly_day": "Day of the month of the monthly forgetting (1-28).",
+    "consolidation.procedure_similarity": "No new procedure when one this similar exists.",
+    "consolidation.duplicate_similarity": "Weekly: merge knowledge at least this similar.",
+    "consolidation.max_knowledge_per_episode": "Knowledge items lifted from one episode.",
+    "lifecycle.policy": 'Spec 004 policy: "retention", "importance" or "capacity".',
+    "lifecycle.capacity": "Stored episodes per owner before the capacity policy compresses.",
 }
 
 

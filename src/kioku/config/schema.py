@@ -20,8 +20,10 @@ __all__ = [
     "CategoryRange",
     "CompressionConfig",
     "Config",
+    "ConsolidationConfig",
     "EmbeddingConfig",
     "LevelsConfig",
+    "LifecycleConfig",
     "LlmConfig",
     "PrimingConfig",
     "ProtectionConfig",
@@ -246,6 +248,13 @@ class ContextConfig(Record):
     max_turns: int = 12
     #: Phrases that open a new topic (spec 003 3.2); empty = the built-in list.
     topic_phrases: tuple[str, ...] = ()
+    #: Share of a thread's turns, the most salient, written to long-term memory when the
+    #: thread ends (spec 003 §7: 0.7); the rest stay in the mid-term tier. 1.0 keeps all.
+    long_term_share: float = 0.7
+    #: Hours a thread's mid-term entry stays hot after its last turn (spec 003 §2: 24 h).
+    midterm_hot_hours: int = 24
+    #: Days a thread's mid-term entry is kept after its last turn (spec 003 §2: 7-30 days).
+    midterm_days: int = 7
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -274,6 +283,39 @@ class PrimingConfig(Record):
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
+class ConsolidationConfig(Record):
+    """``[consolidation]``: what runs while the store sleeps (spec 001 記憶の固定化)."""
+
+    #: Run the due daily, weekly and monthly consolidation after every nightly batch.
+    enabled: bool = True
+    #: The NLI model of validation: "none" (the LLM alone, or the lexical check offline),
+    #: "lexical", or "transformers" / "transformers:MODEL" (the `nli` extra).
+    nli: str = "none"
+    #: ISO weekday (1 Monday ... 7 Sunday) whose batch day runs the weekly integration.
+    weekly_day: int = 7
+    #: Day of the month whose batch day runs the monthly forgetting (1-28).
+    monthly_day: int = 1
+    #: Spec 001 (RAG重複チェック): no new procedure when one this similar exists.
+    procedure_similarity: float = 0.85
+    #: Weekly integration merges knowledge items at least this similar.
+    duplicate_similarity: float = 0.9
+    #: Knowledge items lifted from one episode at most (offline extraction).
+    max_knowledge_per_episode: int = 3
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class LifecycleConfig(Record):
+    """``[lifecycle]``: spec 004's lifecycle policy, a named preset."""
+
+    #: "retention": spec 000's retention alone moves episodes down (importance is shown);
+    #: "importance": episodes whose importance falls below 0.3 are compressed a level too;
+    #: "capacity": "importance", and at 90 % of ``capacity`` the least important 10 % are.
+    policy: Literal["retention", "importance", "capacity"] = "retention"
+    #: Spec 004's per-owner limit of stored episodes (the capacity policy).
+    capacity: int = 10_000
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Config(Record):
     """The whole configuration: one frozen section per table of ``config.toml``."""
 
@@ -294,6 +336,8 @@ class Config(Record):
     store: StoreConfig = field(default_factory=StoreConfig)
     scope: ScopeConfig = field(default_factory=ScopeConfig)
     priming: PrimingConfig = field(default_factory=PrimingConfig)
+    consolidation: ConsolidationConfig = field(default_factory=ConsolidationConfig)
+    lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
 
     @property
     def categories(self) -> tuple[str, ...]:

@@ -129,6 +129,15 @@ _BOUNDS: Mapping[str, _Bound] = {
     "context.thread_similarity": _UNIT,
     "context.thread_idle_minutes": _Bound(0, 10_080),
     "context.max_turns": _Bound(1, 1000),
+    "context.long_term_share": _Bound(0, 1, low_open=True),
+    "context.midterm_hot_hours": _Bound(1, 168),
+    "context.midterm_days": _Bound(7, 30),
+    "consolidation.weekly_day": _Bound(1, 7),
+    "consolidation.monthly_day": _Bound(1, 28),
+    "consolidation.procedure_similarity": _UNIT,
+    "consolidation.duplicate_similarity": _UNIT,
+    "consolidation.max_knowledge_per_episode": _Bound(0, 100),
+    "lifecycle.capacity": _Bound(0, 100_000_000),
 }
 #: Lists of phrases: each a non-empty string of at most this many characters.
 _MAX_PHRASE = 200
@@ -138,6 +147,7 @@ _MAX_PHRASES = 1000
 _NON_EMPTY = frozenset(
     {
         "embedding.provider",
+        "consolidation.nli",
         "embedding.model",
         "llm.provider",
         "llm.model",

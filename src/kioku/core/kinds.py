@@ -68,6 +68,11 @@ class KnowledgeDetails(Record):
     superseded_by: str | None = None
     valid_from: datetime | None = None
     valid_until: datetime | None = None
+    #: The items a merge made this one from (spec 001 merge: both are archived).
+    merged_from: tuple[str, ...] = ()
+    #: Annotations, such as the condition under which this holds beside a fact that seems
+    #: to contradict it (spec 001 coexist).
+    notes: tuple[str, ...] = ()
 
     @property
     def superseded(self) -> bool:

@@ -76,6 +76,8 @@ def details_to_dict(details: Details | None) -> dict[str, Any] | None:
             "superseded_by": details.superseded_by,
             "valid_from": _ts(details.valid_from),
             "valid_until": _ts(details.valid_until),
+            "merged_from": list(details.merged_from),
+            "notes": list(details.notes),
         }
     if isinstance(details, ProcedureDetails):
         return {
@@ -215,6 +217,8 @@ def details_from_dict(kind: Kind, data: object) -> Details | None:
             superseded_by=r.opt_text("superseded_by"),
             valid_from=r.moment("valid_from"),
             valid_until=r.moment("valid_until"),
+            merged_from=r.texts("merged_from"),
+            notes=r.texts("notes"),
         )
     if kind is Kind.PROCEDURE:
         return ProcedureDetails(

@@ -183,6 +183,11 @@ class Memory(Record):
     updated_at: datetime | None = field(default=None, compare=False)
     #: What only this memory's kind has (None for episodes): see :mod:`kioku.core.kinds`.
     details: Details | None = None
+    #: When it was last recalled, primed or found, or its procedure's outcome reported (None:
+    #: never). Bookkeeping of reads, so left out of equality as ``updated_at`` is.
+    last_access: datetime | None = field(default=None, compare=False)
+    #: Since when daily downscaling has found it of low activity (spec 001); None: it is not.
+    low_activity_since: datetime | None = None
 
     @property
     def archived(self) -> bool:

@@ -9,8 +9,9 @@ from typing import Literal
 __all__ = ["Purpose", "Usage", "UsageTotal"]
 
 #: What a call was for; the rows of the spec's cost table (年間コスト見積もり), and ``profile``:
-#: reading what a speaker says about themselves into their profile (spec 003 §6).
-Purpose = Literal["analyze", "summarize", "keywords", "embed", "profile"]
+#: reading what a speaker says about themselves into their profile (spec 003 §6), and
+#: ``consolidate``: the LLM steps of consolidation (spec 001 記憶の固定化).
+Purpose = Literal["analyze", "summarize", "keywords", "embed", "profile", "consolidate"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,18 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from kioku.core.kinds import Details
 from kioku.core.model import Embedding, Memory, Relation, Valence
-from kioku.ports.store_records import ActivityQuery, ActivityRow, Original, StoredActivity
+from kioku.ports.store_records import (
+    ActivityFields,
+    ActivityQuery,
+    ActivityRow,
+    ConsolidationDoneError,
+    ConsolidationRun,
+    MemoryVersion,
+    MidTermEntry,
+    Original,
+    Resolution,
+    StoredActivity,
+)
 from kioku.records import Record
 
 if TYPE_CHECKING:  # the batch's types and numpy: a recall in a hook's fresh process loads none
@@ -32,13 +43,19 @@ if TYPE_CHECKING:  # the batch's types and numpy: a recall in a hook's fresh pro
 
 __all__ = [
     "UNSET",
+    "ActivityFields",
     "ActivityQuery",
     "ActivityRow",
+    "ConsolidationDoneError",
+    "ConsolidationRun",
     "IntegrityReport",
     "MemoryFilter",
     "MemoryPatch",
+    "MemoryVersion",
+    "MidTermEntry",
     "Order",
     "Original",
+    "Resolution",
     "ScoringFields",
     "Store",
     "StoreStats",
@@ -118,6 +135,8 @@ class MemoryPatch(Record):
     embedding: Embedding | Unset | None = UNSET
     relations: tuple[Relation, ...] | Unset = UNSET
     details: Details | Unset | None = UNSET
+    last_access: datetime | Unset | None = UNSET
+    low_activity_since: datetime | Unset | None = UNSET
 
     def changed(self) -> dict[str, object]:
         """The fields this patch sets, by name."""
@@ -227,8 +246,9 @@ class Store(Protocol):
         """Erase a memory and every relation to or from it; False when it did not exist."""
         ...
 
-    def mark_recalled(self, memory_ids: Sequence[str]) -> int:
-        """Set ``recalled_since_last_batch`` on the active memories among ``memory_ids``."""
+    def mark_recalled(self, memory_ids: Sequence[str], at: datetime | None = None) -> int:
+        """Set ``recalled_since_last_batch`` on the active memories among ``memory_ids``, and
+        their last access to ``at`` (default now) unless it is later already; how many."""
         ...
 
     def referencing(self, memory_id: str) -> builtins.list[str]:
@@ -384,7 +404,8 @@ class Store(Protocol):
         ...
 
     def delete_log(self, user_id: str) -> int:
-        """Delete every lifecycle log row of ``user_id``; how many."""
+        """Delete every lifecycle log row of ``user_id``, and what consolidation keeps of the
+        user (as :meth:`delete_consolidation`); how many lifecycle log rows."""
         ...
 
     def delete_state(self, prefix: str) -> int:
@@ -421,6 +442,83 @@ class Store(Protocol):
 
     def read_activity(self, query: ActivityQuery) -> builtins.list[StoredActivity]:
         """Events of the query, oldest first (the newest ``limit`` of them when given)."""
+        ...
+
+    # Consolidation, active forgetting, resolution propagation and the mid-term tier (schema 9).
+
+    def consolidation_done(self, kind: str, period: str, user_id: str, agent_id: str) -> bool:
+        """Whether the ``kind`` consolidation of ``period`` is recorded for this scope."""
+        ...
+
+    def record_consolidation(self, run: ConsolidationRun) -> None:
+        """Record a finished consolidation. A second record of the same kind, period and
+        scope raises :class:`ConsolidationDoneError`, and inside :meth:`atomic` the whole
+        transaction (the run's writes with it) is then rolled back."""
+        ...
+
+    def consolidation_runs(
+        self, user_id: str, agent_id: str, kind: str | None = None, limit: int = 100
+    ) -> builtins.list[ConsolidationRun]:
+        """The scope's recorded consolidations (of ``kind``, or all), newest first."""
+        ...
+
+    def save_version(self, memory: Memory, at: datetime) -> int:
+        """Keep ``memory``'s text and details as they are now, with their version number
+        (the details' ``version``, 1 when they have none); the row's id. The memory must be
+        in the store: deleting it deletes its versions."""
+        ...
+
+    def versions(self, memory_id: str) -> builtins.list[MemoryVersion]:
+        """The kept versions of a memory, oldest first."""
+        ...
+
+    def delete_versions(self, memory_id: str, versions: Sequence[int]) -> int:
+        """Delete the kept versions of a memory whose numbers are in ``versions``; how many."""
+        ...
+
+    def add_resolutions(self, items: Sequence[Resolution]) -> builtins.list[int]:
+        """Record items reported resolved, in one transaction; their sequence numbers."""
+        ...
+
+    def resolutions(
+        self, user_id: str, since: datetime | None = None, limit: int | None = None
+    ) -> builtins.list[Resolution]:
+        """The user's resolved items of every agent at or after ``since``, oldest first (the
+        newest ``limit`` of them when given)."""
+        ...
+
+    def put_midterm(self, entry: MidTermEntry) -> None:
+        """Keep a thread in the mid-term tier, replacing the scope's entry of that thread."""
+        ...
+
+    def midterm(
+        self, user_id: str, agent_id: str, now: datetime, thread_id: str | None = None
+    ) -> builtins.list[MidTermEntry]:
+        """The scope's entries (of ``thread_id``, or all) not expired at ``now``, newest first.
+        An entry expires at its ``expires`` exactly."""
+        ...
+
+    def expire_midterm(self, now: datetime) -> int:
+        """Delete every mid-term entry expired at ``now`` (any scope); how many."""
+        ...
+
+    def delete_consolidation(self, user_id: str) -> int:
+        """Delete the consolidation runs, resolutions and mid-term entries of ``user_id``
+        (every agent); how many rows."""
+        ...
+
+    def activity_fields(self, flt: MemoryFilter) -> builtins.list[ActivityFields]:
+        """What forgetting reads of the memories ``flt`` selects (its order and page too)."""
+        ...
+
+    def touch_accessed(self, ids: Sequence[str], at: datetime) -> int:
+        """Count the accesses flagged since the last batch of the memories among ``ids`` that
+        are not episodes: one more recall each, last access at ``at`` unless later already,
+        flag cleared (the nightly batch does this for episodes); how many."""
+        ...
+
+    def set_low_activity(self, ids: Sequence[str], since: datetime | None) -> int:
+        """Mark these memories of low activity since ``since`` (None: clear it); how many."""
         ...
 
     def scrub(self) -> ScrubReport:

@@ -20,6 +20,7 @@ from kioku.service.mind import Mind
 from kioku.service.recall import pipeline
 from kioku.service.runtime import Runtime
 from kioku.service.scope import get_owned, scoped
+from kioku.service.sleep import Sleep
 
 # Only what opening and recall need is imported up front: Claude Code's hook opens a Kioku
 # in a fresh process on every prompt. The rest is imported by the methods that use it.
@@ -40,7 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["Kioku"]
 
 
-class Kioku(Runtime, Mind):
+class Kioku(Runtime, Mind, Sleep):
     """Long-term memory for one owner (``user_id``/``agent_id``) on one store.
 
     Open it with :meth:`open` (a home directory) or build it on any Store. The store is

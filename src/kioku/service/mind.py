@@ -74,8 +74,10 @@ class Mind:
         source_ids: Sequence[str] = (),
         keywords: Sequence[str] = (),
         protected: bool = False,
+        at: datetime | None = None,
     ) -> Memory:
-        """Remember on purpose (意図的記銘): an episode, a knowledge item or a procedure."""
+        """Remember on purpose (意図的記銘): an episode, a knowledge item or a procedure;
+        ``at`` dates a knowledge item or procedure (default now)."""
         from kioku.service.kinds.writing import write_memory
 
         return write_memory(
@@ -89,6 +91,7 @@ class Mind:
             source_ids=source_ids,
             keywords=keywords,
             protected=protected,
+            at=at,
         )
 
     def report_procedure_outcome(self, memory_id: str, success: bool) -> Memory:

@@ -21,6 +21,18 @@ class Event(StrEnum):
     DELETE = "delete"  # erased (auto-delete, or `kioku forget`)
     LINK = "link"  # a relation added (auto-linking, or a turned link)
     UNLINK = "unlink"  # a relation removed (target inactive, or turned)
+    # Consolidation (spec 001 記憶の固定化, 能動的忘却):
+    CONSOLIDATE = "consolidate"  # a knowledge item or procedure made from episodes
+    REINFORCE_SOURCES = "add_sources"  # an item said again: its new source episodes added
+    RECONSOLIDATE = "reconsolidate"  # updated by a newer episode, old version kept, version + 1
+    SUPERSEDE = "supersede"  # replaced by a newer fact: kept as history, never primed
+    MERGE = "merge"  # merged into another item (or into a new one) and archived
+    COEXIST = "coexist"  # annotated: holds beside a seemingly contradicting fact
+    MARK_LOW = "mark_low"  # low activation (daily downscaling)
+    UNMARK_LOW = "unmark_low"  # active again
+    FORGET = "forget"  # low for 60+ days: out of priming, kept in the archive
+    PRUNE_VERSIONS = "prune_versions"  # old saved versions beyond the newest five removed
+    OUTCOME = "outcome"  # a procedure's success or failure counted
 
 
 @dataclass(frozen=True, slots=True)

@@ -161,6 +161,7 @@ def stats_cmd(state: CliState, cost: bool, since: str | None, as_json: bool) -> 
         compression = kioku.config.compression
         kioku_config = kioku.config
         squeezed = compression_stats(kioku.lifecycle_log(events=["compress", "delete"]))
+        lifecycle = kioku.lifecycle()
     s = stats.store
     rate = squeezed.rate
     targets = {
@@ -201,6 +202,7 @@ def stats_cmd(state: CliState, cost: bool, since: str | None, as_json: bool) -> 
         },
         "ratio_min_memories": compression.ratio_min_memories,
         "batch": batch.to_dict(),
+        "lifecycle": lifecycle,
     }
     if cost_data is not None:
         data["cost"] = cost_data
@@ -255,6 +257,28 @@ def _echo_lifecycle(data: dict[str, Any]) -> None:
     else:
         due = f"next {b['next_batch_at']}"
     click.echo(f"batch       {last}; {due}")
+    _echo_policy(data["lifecycle"])
+
+
+def _echo_policy(life: dict[str, Any]) -> None:
+    """Spec 004's policy and importance, and where consolidation stands."""
+    imp, cap = life["importance"], life["capacity"]
+    mean = "-" if imp["mean"] is None else f"{imp['mean']:.2f}"
+    below = next(v for k, v in imp.items() if k.startswith("below_"))
+    usage = "" if cap["usage"] is None else f", {cap['usage']:.1%} of {cap['limit']:,}"
+    click.echo(
+        f"policy      {life['policy']}: importance mean {mean}, {below} below 0.3"
+        f"{usage if cap['applies'] else ''}"
+    )
+    runs = "  ".join(
+        f"{level} {run['period'] if run else 'never'}"
+        for level, run in life["consolidation"].items()
+    )
+    low = "  ".join(f"{k} {v}" for k, v in life["low_activation"].items()) or "none"
+    click.echo(
+        f"consolidation {runs}; low activation: {low}; "
+        f"{life['superseded_knowledge']} superseded fact(s)"
+    )
 
 
 def _mode_problem(path: Path, allowed: int) -> str | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
 
@@ -206,7 +207,8 @@ def show_cmd(state: CliState, memory_id: str, as_json: bool) -> None:
     with state.open() as kioku:
         memory = kioku.get(memory_id)
         if memory.kind is not Kind.EPISODE:
-            _show_kind(kioku.read_memory(memory_id, mark=False).memory, as_json)
+            item = kioku.read_memory(memory_id, mark=False).memory
+            _show_kind(item, kioku.history(memory_id), as_json)
             return
         explained = kioku.explain(memory)
         original = kioku.read_memory(memory_id, mark=False).original
@@ -263,13 +265,15 @@ def show_cmd(state: CliState, memory_id: str, as_json: bool) -> None:
             click.echo(f"  {left}    {right}".rstrip())
 
 
-def _show_kind(memory: Memory, as_json: bool) -> None:
-    """``show`` for knowledge, procedures and profiles: their details and lifecycle."""
+def _show_kind(memory: Memory, history: dict[str, Any], as_json: bool) -> None:
+    """``show`` for knowledge, procedures and profiles: their details, lifecycle, history."""
     data = memory_to_dict(memory)
     data["explanation"] = kind_explanation(memory)
+    data["history"] = history
     if as_json:
         echo_json(data)
         return
+    data.pop("history")
     details = data.pop("details") or {}
     explanation = data.pop("explanation")
     for key in ("id", "kind", "created", "updated_at", "trigger", "content", "protected"):
@@ -279,6 +283,35 @@ def _show_kind(memory: Memory, as_json: bool) -> None:
     for key, value in details.items():
         shown = json.dumps(value, ensure_ascii=False) if isinstance(value, list | dict) else value
         click.echo(f"  {key:<18} {'-' if shown in (None, '', '[]') else plain(shown)}")
+    _echo_history(history)
+
+
+def _echo_history(history: dict[str, Any]) -> None:
+    """What the item replaced and what replaced it, with the times, and its versions."""
+    lines: list[str] = []
+    old, new = history.get("replaces"), history.get("replaced_by")
+    if old:
+        until = f", which held until {old['valid_until']}" if old.get("valid_until") else ""
+        lines.append(f"  replaces     {old['id']} “{excerpt(old['text'] or '', 70)}”{until}")
+    if new:
+        since = f" since {new['valid_from']}" if new.get("valid_from") else ""
+        lines.append(f"  replaced by  {new['id']} “{excerpt(new['text'] or '', 70)}”{since}")
+    for item in history.get("merged_from") or []:
+        if item:
+            lines.append(f"  merged from  {item['id']} “{excerpt(item['text'] or '', 70)}”")
+    for note in history.get("notes") or []:
+        lines.append(f"  note         {plain(note)}")
+    for v in history.get("versions") or []:
+        lines.append(
+            f"  version {v['version']:<4} saved {v['saved_at']}: “{excerpt(v['text'], 60)}”"
+        )
+    if history.get("low_activity_since"):
+        lines.append(f"  low since    {history['low_activity_since']} (active forgetting)")
+    if lines:
+        click.echo("")
+        click.echo("history")
+        for line in lines:
+            click.echo(line)
 
 
 def _simple(name: str, verb: str, help_text: str) -> click.Command:

@@ -8,16 +8,19 @@ in similarity or the turn cap (:mod:`kioku.core.context.threads`).
 
 kioku joins the two with one promise: **no turn is lost**. A turn (a user message and the
 replies and tool results after it) leaves the window when pruning removes any of its messages,
-when its thread ends, or when the thread's turn cap pushes it out; once the turn is complete it
-is written to long-term memory through the normal remember path (:meth:`Kioku.remember_turn`),
-so ``kioku recall`` finds it later. A turn still in progress is written when the next user
-message arrives or at :meth:`WorkingMemory.flush`. A write that fails is kept and retried; the
-turn stays pending until it is stored.
+when its thread ends, or when the thread's turn cap pushes it out. A turn that leaves while
+its thread goes on waits, pending, for its thread; when the thread ends (or at
+:meth:`WorkingMemory.flush`) its turns are filed together (:mod:`.midterm`): the most salient
+``long_term_share`` of them (spec 003 §7) are written to long-term memory through the normal
+remember path (:meth:`Kioku.remember_turn`'s), and every turn goes to the thread's entry in the
+mid-term tier. A thread that grows long is filed in parts of ``max_turns`` waiting turns. A
+part that cannot be filed (the analyzer's provider is down, the store is locked) stays pending
+and is tried again.
 
 With a store, the window is also kept in it (the ``state`` table, under the session, its user
-and its agent) after every change, so a process that crashes or restarts loses nothing: a
-``WorkingMemory`` opened again on the same session continues where the last one stopped, and a
-turn whose memory was written just before a crash is recognised by its source id and not
+and its agent) after every change, pending turns included, so a process that crashes or
+restarts loses nothing: a ``WorkingMemory`` opened again on the same session continues where
+the last one stopped. A part is filed in one transaction with the kept window, so no turn is
 written twice. :meth:`WorkingMemory.close` ends the session and clears the kept window.
 
 The similarity rule compares a new user message with the thread's earlier user messages by the
@@ -52,6 +55,8 @@ from kioku.core.context import (
     thread_end,
 )
 from kioku.errors import ValidationError
+from kioku.service.context.keeping import Keeping
+from kioku.service.context.midterm import MidTermFiler, TurnSalience, midterm_settings
 from kioku.service.context.settings import make_token_counter, thread_policy, window_policy
 from kioku.service.context.topic import ThreadTopic
 from kioku.service.context.window import (
@@ -61,8 +66,6 @@ from kioku.service.context.window import (
     Entry,
     Turn,
     WorkingMemoryStats,
-    read_window,
-    window_json,
 )
 
 if TYPE_CHECKING:
@@ -73,7 +76,7 @@ __all__ = ["WorkingMemory"]
 _log = logging.getLogger(__name__)
 
 
-class WorkingMemory:
+class WorkingMemory(Keeping):
     """A conversation window within ``max_tokens``; turns that leave it go to ``kioku``.
 
     ``preset`` is one of spec 002's ``balanced`` (8,000 tokens, prune above 80 % down to
@@ -83,7 +86,8 @@ class WorkingMemory:
 
     Without ``kioku`` it only prunes (nothing is remembered) and gaps get notices unless a
     ``summarizer`` is given. With ``kioku``, gaps are summarised by its analyzer (offline or
-    LLM); a summarizer that fails leaves a notice instead.
+    LLM); a summarizer that fails leaves a notice instead. ``long_term_share`` is the share
+    of each thread's turns written to long-term memory (spec 003 §7: 0.7; 1.0 writes all).
     """
 
     def __init__(
@@ -100,6 +104,7 @@ class WorkingMemory:
         thread_similarity: float | None = None,
         thread_idle_minutes: float | None = None,
         max_turns: int | None = None,
+        long_term_share: float | None = None,
         auto_prune: bool = True,
         remember: bool = True,
         durable: bool = True,
@@ -115,17 +120,23 @@ class WorkingMemory:
         self._summarizer = summarizer
         self.auto_prune = auto_prune
         self._topic = ThreadTopic(kioku)
+        #: Files ended threads: long-term memory and the mid-term tier (None: nowhere).
+        self._filer = (
+            MidTermFiler(kioku, self.session_id, midterm_settings(cfg, long_term_share))
+            if kioku is not None and self.remember
+            else None
+        )
         self._clock = clock or (kioku.clock.now if kioku is not None else _local_now)
 
         self.threads_policy = thread_policy(
             cfg, thread_similarity, thread_idle_minutes, max_turns, semantic=self._topic.semantic
         )
 
-        self._window: list[Entry] = []
-        self._turns: list[Turn] = []  # every turn not yet stored, plus those in the window
+        self._window = []
+        self._turns = []  # every turn not yet filed, plus those in the window
         self._turn_count = 0
         self._thread = 1
-        self._thread_turns: list[Turn] = []
+        self._thread_turns = []
         self._last_at: datetime | None = None
         self._stored = 0
         self._prunes = 0
@@ -165,6 +176,11 @@ class WorkingMemory:
             prunes=self._prunes,
             last_thread_end=self._last_end.value if self._last_end else None,
         )
+
+    def salience(self) -> list[TurnSalience]:
+        """Why the latest filed turns went to long-term memory or stayed in the mid-term tier
+        only (their salience parts), oldest first; the last 100 of the session."""
+        return list(self._filer.decisions) if self._filer is not None else []
 
     # -- writing ---------------------------------------------------------------------------
 
@@ -240,10 +256,11 @@ class WorkingMemory:
         return self.messages(), stats
 
     def flush(self) -> int:
-        """Write every turn not yet in long-term memory (the session ends); how many were.
+        """File every turn not yet filed (the session ends): its thread's most salient turns
+        go to long-term memory, all of them to the mid-term tier; how many went long-term.
 
-        The window is kept as it is. Raises the store's error if a turn cannot be written
-        (it stays pending and is tried again by the next call).
+        The window is kept as it is. Raises the error if a part cannot be filed (its turns
+        stay pending and are tried again by the next call).
         """
         for turn in self._turns:
             turn.left = True
@@ -253,8 +270,9 @@ class WorkingMemory:
             self._save()
 
     def store_left(self) -> int:
-        """Write the turns that have left the window, the one in progress too; how many were.
-        Raises the store's error if one cannot be written (it stays pending)."""
+        """File the turns that have left the window, the one in progress too, as a part of
+        their thread; how many went to long-term memory. Raises the error if a part cannot be
+        filed (it stays pending)."""
         try:
             return self._store_ready(complete_all=True, raise_errors=True)
         finally:
@@ -354,103 +372,6 @@ class WorkingMemory:
         except Exception as exc:  # spec 002 §8.1: a failed summary becomes a notice
             _log.warning("gap summary failed, a notice stands in: %s", exc)
             return None
-
-    # -- long-term memory --------------------------------------------------------------------
-
-    def _store_ready(self, *, complete_all: bool = False, raise_errors: bool = False) -> int:
-        """Write the turns that have left the window and are complete."""
-        current = self._thread_turns[-1] if self._thread_turns else None
-        stored = 0
-        for turn in self._turns:
-            if not turn.left or turn.stored:
-                continue
-            if turn is current and not complete_all:
-                continue  # the turn is still growing; written when it is complete
-            if self.kioku is None or not self.remember:
-                turn.stored = True  # nowhere to write: it is simply let go
-                continue
-            if not turn.user.strip() and not turn.replies.strip():
-                turn.stored = True
-                continue
-            from kioku.service.remember.storing import remember_turn
-
-            try:
-                memory, _ = remember_turn(
-                    self.kioku,
-                    turn.user,
-                    turn.replies,
-                    at=turn.at,
-                    session_id=self.session_id,
-                    source_ids=[f"{self.session_id}:{turn.number}"],
-                )
-            except Exception as exc:
-                if raise_errors:
-                    raise
-                _log.warning("turn %d stays pending, not yet remembered: %s", turn.number, exc)
-                continue
-            turn.stored = True
-            turn.memory_id = memory.id
-            stored += 1
-            self._stored += 1
-        in_window = {id(e.turn) for e in self._window if e.turn is not None}
-        self._turns = [t for t in self._turns if not t.stored or id(t) in in_window]
-        return stored
-
-    # -- kept in the store -------------------------------------------------------------------
-
-    @property
-    def _state_key(self) -> str:
-        assert self.kioku is not None
-        return f"working_memory:{self.kioku.user_id}:{self.kioku.agent_id}:{self.session_id}"
-
-    def _save(self) -> None:
-        """Keep the window and every turn not yet remembered in the store (one small write)."""
-        if not self.durable or self.kioku is None:
-            return
-        try:
-            kept = window_json(
-                turn_count=self._turn_count,
-                thread=self._thread,
-                last_at=self._last_at,
-                stored=self._stored,
-                prunes=self._prunes,
-                turns=(*self._turns, *self._thread_turns),
-                thread_turns=self._thread_turns,
-                window=self._window,
-            )
-            self.kioku.store.set_state(self._state_key, kept)
-        except Exception as exc:  # the conversation goes on; the next change tries again
-            _log.warning("working memory not kept in the store: %s", exc)
-
-    def _restore(self) -> None:
-        """Continue the session kept in the store, if any."""
-        assert self.kioku is not None
-        raw = self.kioku.store.get_state(self._state_key)
-        if not raw:
-            return
-        try:
-            data, turns, window, thread_turns, last_at = read_window(raw)
-        except (ValueError, KeyError, TypeError) as exc:
-            _log.warning("the kept working memory of %s is unreadable: %s", self.session_id, exc)
-            return
-        pending = [t for t in turns.values() if t.left and not t.stored]
-        if pending:  # written just before a crash, perhaps: never twice
-            from kioku.service.remember.known import known_source_ids
-
-            known = known_source_ids(self.kioku)
-            for turn in pending:
-                if f"{self.session_id}:{turn.number}" in known:
-                    turn.stored = True
-        self._window = window
-        self._thread_turns = thread_turns
-        in_window = {id(e.turn) for e in window if e.turn is not None}
-        ordered = sorted(turns.values(), key=lambda t: t.number)
-        self._turns = [t for t in ordered if not t.stored or id(t) in in_window]
-        self._turn_count = int(data["turn_count"])
-        self._thread = int(data["thread"])
-        self._last_at = last_at
-        self._stored = int(data["stored"])
-        self._prunes = int(data["prunes"])
 
     # -- async use ---------------------------------------------------------------------------
 

@@ -202,16 +202,11 @@ def read_memory(engine: Engine, memory_id: str, *, mark: bool = True) -> Read:
     if memory is None or (memory.user_id, memory.agent_id) != (engine.user_id, engine.agent_id):
         raise MemoryNotFoundError(str(memory_id))
     original = store.originals([memory.id]).get(memory.id)
-    if mark and memory.kind is Kind.EPISODE:
-        with store.atomic():
-            if memory.archived:
-                if not memory.revival_requested:
-                    store.update(
-                        memory.id,
-                        MemoryPatch(
-                            revival_requested=True, revival_requested_at=engine.clock.now()
-                        ),
-                    )
-            else:
-                store.mark_recalled([memory.id])
+    if mark and not memory.archived:
+        store.mark_recalled([memory.id], at=engine.clock.now())
+    elif mark and memory.kind is Kind.EPISODE and not memory.revival_requested:
+        store.update(
+            memory.id,
+            MemoryPatch(revival_requested=True, revival_requested_at=engine.clock.now()),
+        )
     return Read(memory, original)

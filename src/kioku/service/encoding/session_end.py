@@ -124,7 +124,8 @@ def sweep_key(engine: Engine) -> str:
     return "encoding-sweep:" + json.dumps([engine.user_id, engine.agent_id])
 
 
-def _is_summary(memory: Memory) -> bool:
+def is_session_summary(memory: Memory) -> bool:
+    """Whether ``memory`` is the summary episode of a finalized session."""
     session = memory.session_id
     return session is not None and any(is_summary_source(s, session) for s in memory.source_ids)
 
@@ -146,7 +147,9 @@ def _point(engine: Engine, session_id: str) -> FinalizedPoint:
 def _new_turns(engine: Engine, session_id: str, point: FinalizedPoint) -> list[Memory]:
     flt = _episodes(engine, session_id=session_id, created_after=point.through)
     return [
-        m for m in engine.store.iter(flt) if not _is_summary(m) and point.is_new(m.created, m.id)
+        m
+        for m in engine.store.iter(flt)
+        if not is_session_summary(m) and point.is_new(m.created, m.id)
     ]
 
 
@@ -234,12 +237,18 @@ def finalize_session(
         text = _with_resolved(_summary_text(engine, turns), [item for _, item in items])
         summary = _summary_memory(engine, session_id, turns, text, moment, first)
         after = point.after([(m.created, m.id) for m in turns])
+        from kioku.service.consolidation.outcomes import apply_outcomes, judge_outcomes
+        from kioku.service.consolidation.resolutions import record_resolutions
+
+        judged = judge_outcomes(engine, session_id, turns, point.through)
         with store.atomic():
             if _point(engine, session_id) != point:
                 continue  # finalized meanwhile by another process: do it again on what is left
             stored, known = _store_summary(engine, session_id, summary)
             if not known:  # else its events were logged with it, in the same transaction
                 log_events(engine, [_resolved_event(engine, t, i, moment) for t, i in items])
+                record_resolutions(engine, [(i, t.id, t.session_id) for t, i in items], moment)
+                apply_outcomes(engine, judged, moment)
             store.set_state(point_key(engine, session_id), after.to_json())
         return FinalizeReport(
             session_id,
@@ -307,7 +316,7 @@ def finalize_idle_sessions(
     since = _sweep_point(store.get_state(sweep_key(engine)))
     sessions: dict[str, list[Memory]] = {}
     for memory in store.iter(_episodes(engine, created_after=since)):
-        if memory.session_id is not None and not _is_summary(memory):
+        if memory.session_id is not None and not is_session_summary(memory):
             sessions.setdefault(memory.session_id, []).append(memory)
     last_turns: dict[str, datetime] = {}
     for session, turns in sessions.items():

@@ -149,9 +149,12 @@ def _own(engine: Engine, memory_id: str, kind: Kind) -> Memory:
     return found
 
 
-def record_outcome(engine: Engine, memory_id: str, success: bool) -> Memory:
+def record_outcome(
+    engine: Engine, memory_id: str, success: bool, *, at: datetime | None = None
+) -> Memory:
     """Spec 001 (成功/失敗追跡): count one success or failure of a procedure; its confidence
-    becomes ``success / max(1, success + failure)``."""
+    becomes ``success / max(1, success + failure)``, and it counts as used at ``at``."""
+    moment = at or engine.clock.now()
     with engine.store.atomic():
         memory = _own(engine, memory_id, Kind.PROCEDURE)
         old = memory.details if isinstance(memory.details, ProcedureDetails) else None
@@ -164,8 +167,8 @@ def record_outcome(engine: Engine, memory_id: str, success: bool) -> Memory:
             failure_count=failures,
             confidence=procedure_confidence(successes, failures, base.confidence),
         )
-        engine.store.update(memory_id, MemoryPatch(details=new))
-    return replace(memory, details=new)
+        engine.store.update(memory_id, MemoryPatch(details=new, last_access=moment))
+    return replace(memory, details=new, last_access=moment)
 
 
 def supersede(engine: Engine, old_id: str, new_id: str, at: datetime | None = None) -> None:

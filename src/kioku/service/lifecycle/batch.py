@@ -85,8 +85,19 @@ def batch(
     )
     if report.status == "done":
         _log_batch(engine, report)
+        if engine.config.consolidation.enabled:
+            _consolidate(engine, report, now)
         warm_vector_cache(engine)
     return report
+
+
+def _consolidate(engine: Engine, report: BatchReport, now: datetime | None) -> None:
+    """Spec 001's consolidation of the days the batch applied (same schedule, same lock)."""
+    from kioku.service.consolidation.runner import consolidate
+
+    done = consolidate(engine, now=now)
+    report.consolidation = done.to_dict(details=False)
+    report.warnings.extend(done.warnings)
 
 
 def _log_batch(engine: Engine, report: BatchReport) -> None:

@@ -127,9 +127,11 @@ class BatchReport:
     #: Due days an automatic batch left for `kioku batch` (batch.max_auto_catch_up_days).
     left_due: int = 0
     warnings: list[str] = field(default_factory=list)
+    #: What the consolidation run after the batch did (``consolidation.enabled``), if any.
+    consolidation: dict[str, object] | None = None
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "status": self.status,
             "due": list(self.due),
             "last_day": self.last_day,
@@ -137,6 +139,9 @@ class BatchReport:
             "warnings": list(self.warnings),
             "days": [d.to_dict() for d in self.days],
         }
+        if self.consolidation is not None:
+            out["consolidation"] = self.consolidation
+        return out
 
 
 @contextlib.contextmanager

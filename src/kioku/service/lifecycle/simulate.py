@@ -325,7 +325,7 @@ class _Runner:
                 recalled.add(self.active.pick(self.rng))
         store = self.sim.store
         with store.atomic():
-            marked = store.mark_recalled(sorted(recalled))
+            marked = store.mark_recalled(sorted(recalled), at=self.clock.now())
             for memory_id in sorted(revive):
                 store.update(
                     memory_id,

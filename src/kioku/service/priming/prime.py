@@ -294,11 +294,16 @@ def _leave_traces(engine: Engine, primed: Priming, session_id: str | None, now: 
     from kioku.core.activity.events import EventType
     from kioku.service.activity.log import log_events, make_event
 
-    knowledge = next(f for f in primed.channels if f.channel is Channel.RELATED_KNOWLEDGE)
     store = engine.store
     with store.atomic():
-        for memory in store.get_many(list(knowledge.memory_ids)):
-            store.update(memory.id, MemoryPatch(recall_count=memory.recall_count + 1))
+        # Knowledge and procedures injected count as used now (episodes are reinforced by the
+        # recall that found them, and by the nightly batch).
+        for memory in store.get_many(list(primed.memory_ids)):
+            if memory.kind in (Kind.KNOWLEDGE, Kind.PROCEDURE):
+                store.update(
+                    memory.id,
+                    MemoryPatch(recall_count=memory.recall_count + 1, last_access=now),
+                )
         # The prompt itself is not logged here: it is the turn's own event, which an erasure
         # of that turn redacts; this event names only what was primed.
         event = make_event(

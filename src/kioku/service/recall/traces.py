@@ -37,7 +37,7 @@ def record_traces(
 ) -> None:
     """Mark what was recalled, ask for archived ones back, carry the mood (one transaction)."""
     with store.atomic():
-        store.mark_recalled([i.memory.id for i in chosen if not i.archived])
+        store.mark_recalled([i.memory.id for i in chosen if not i.archived], at=now)
         for item in chosen:
             if item.archived and not item.memory.revival_requested:
                 store.update(

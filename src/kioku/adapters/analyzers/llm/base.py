@@ -9,16 +9,24 @@ from __future__ import annotations
 import ssl
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar
 
+from kioku.core.consolidation.model import (
+    ConflictJudgement,
+    KnowledgeCandidate,
+    ProcedureCandidate,
+    Source,
+)
 from kioku.core.profiles import SCAN_LIMIT, ProfileClaim
 from kioku.core.usage import Purpose, Usage
 from kioku.ports.analyzer import Analysis, Compressed, Turn
+from kioku.ports.consolidation import Outcome
 from kioku.ports.usage import UsageSink
 
+from . import consolidation_prompt as consolidation
 from . import prompts
 from .errors import MalformedOutputError
 from .http import post_json
@@ -53,7 +61,8 @@ def token_count(value: Any) -> int:
 
 class ChatAnalyzer(ABC):
     """An :class:`~kioku.ports.analyzer.Analyzer` backed by a chat-style LLM HTTP API; also a
-    :class:`~kioku.ports.analyzer.ProfileExtractor`."""
+    :class:`~kioku.ports.analyzer.ProfileExtractor` and a
+    :class:`~kioku.ports.consolidation.Consolidator`."""
 
     def __init__(
         self,
@@ -133,6 +142,70 @@ class ChatAnalyzer(ABC):
             profile_prompt(head),
             lambda answer: parse_profile(answer, text=head, speaker=speaker),
         )
+
+    # -- the Consolidator port: usage purpose "consolidate"; nothing to read costs no call ----
+
+    def extract_knowledge(
+        self, episodes: Sequence[Source], resolved: Sequence[str]
+    ) -> list[KnowledgeCandidate]:
+        if not episodes:
+            return []
+        return self._ask(
+            "consolidate",
+            consolidation.extraction_prompt(episodes, resolved),
+            lambda answer: consolidation.parse_knowledge(answer, episodes),
+        )
+
+    def distil_procedures(self, episodes: Sequence[Source]) -> list[ProcedureCandidate]:
+        if not episodes:
+            return []
+        return self._ask(
+            "consolidate",
+            consolidation.procedures_prompt(episodes),
+            lambda answer: consolidation.parse_procedures(answer, episodes),
+        )
+
+    def review_knowledge(self, candidate: str, sources: Sequence[str]) -> bool:
+        """False without a call when there is no candidate or no source text to support it."""
+        if not candidate.strip() or not any(s.strip() for s in sources):
+            return False
+        prompt = consolidation.review_prompt(candidate, [s for s in sources if s.strip()])
+        return self._ask("consolidate", prompt, consolidation.parse_review)
+
+    def judge_conflict(self, older: str, newer: str) -> ConflictJudgement:
+        """No contradiction, without a call, when either text is blank."""
+        if not older.strip() or not newer.strip():
+            return ConflictJudgement(False, reason="a text is empty")
+        prompt = consolidation.conflict_prompt(older, newer)
+        return self._ask("consolidate", prompt, consolidation.parse_conflict)
+
+    def reconsolidate(self, memory: str, episode: str) -> str | None:
+        """None without a call when either text is blank, or the memory is too long to be
+        sent whole (a rewrite of part of it would lose the rest)."""
+        if not memory.strip() or not episode.strip() or len(memory) > consolidation.MAX_CHARS:
+            return None
+        return self._ask(
+            "consolidate",
+            consolidation.reconsolidation_prompt(memory, episode),
+            lambda answer: consolidation.parse_reconsolidation(answer, memory),
+        )
+
+    def merge_texts(self, texts: Sequence[str]) -> str:
+        """One text; a single text (or the same text repeated) is returned without a call."""
+        kept = list(dict.fromkeys(t.strip() for t in texts if t.strip()))
+        if not kept:
+            raise ValueError("there is no text to merge")
+        if len(kept) == 1:
+            return kept[0]
+        prompt = consolidation.merge_prompt(kept)
+        return self._ask("consolidate", prompt, consolidation.parse_merge)
+
+    def judge_outcome(self, procedure: str, session: str) -> Outcome:
+        """``unknown`` without a call when either text is blank."""
+        if not procedure.strip() or not session.strip():
+            return "unknown"
+        prompt = consolidation.outcome_prompt(procedure, session)
+        return self._ask("consolidate", prompt, consolidation.parse_outcome)
 
     # -- shared machinery -----------------------------------------------------------------
 

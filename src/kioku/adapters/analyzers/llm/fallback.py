@@ -13,28 +13,48 @@ propagate.
 After ``trip_after`` provider failures in a row the primary is not asked for ``cooldown``
 seconds, so a session of fifty turns with the server down does not wait out fifty sets of
 retries; the first call after the pause tries the primary again.
+
+Consolidation: when the primary is a :class:`~kioku.ports.consolidation.Consolidator`,
+``FallbackAnalyzer(...)`` builds a :class:`ConsolidatingFallbackAnalyzer`, which is one too;
+otherwise it is not one, so ``isinstance(analyzer, Consolidator)`` tells the service
+whether the LLM steps can run at all. The offline analyzer cannot consolidate, so a provider
+error of a consolidation call propagates (the service reports the step as skipped); it counts
+towards the pause, and while the primary is paused such a call fails at once. A fallback that
+is a Consolidator itself stands in as it does for the other calls.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TypeVar
+from typing import Self, TypeVar, cast
 
+from kioku.core.consolidation.model import (
+    ConflictJudgement,
+    KnowledgeCandidate,
+    ProcedureCandidate,
+    Source,
+)
 from kioku.core.profiles import ProfileClaim, extract_profile_claims
 from kioku.ports.analyzer import Analysis, Analyzer, Compressed, ProfileExtractor, Turn
+from kioku.ports.consolidation import Consolidator, Outcome
 
 from .errors import ProviderError
 
-__all__ = ["FallbackAnalyzer"]
+__all__ = ["ConsolidatingFallbackAnalyzer", "FallbackAnalyzer"]
 
 T = TypeVar("T")
 
 
 class FallbackAnalyzer:
     """``primary`` with ``fallback`` standing in whenever the primary's provider fails."""
+
+    def __new__(cls, primary: Analyzer, *args: object, **kwargs: object) -> Self:
+        if cls is FallbackAnalyzer and isinstance(primary, Consolidator):
+            return cast(Self, super().__new__(ConsolidatingFallbackAnalyzer))
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -146,3 +166,60 @@ class FallbackAnalyzer:
             self._failures = 0
             self._failing = False
         return result, None
+
+
+class ConsolidatingFallbackAnalyzer(FallbackAnalyzer):
+    """A :class:`FallbackAnalyzer` whose primary consolidates: also a
+    :class:`~kioku.ports.consolidation.Consolidator` (see the module docstring)."""
+
+    def extract_knowledge(
+        self, episodes: Sequence[Source], resolved: Sequence[str]
+    ) -> list[KnowledgeCandidate]:
+        return self._consolidate(lambda c: c.extract_knowledge(episodes, resolved))
+
+    def distil_procedures(self, episodes: Sequence[Source]) -> list[ProcedureCandidate]:
+        return self._consolidate(lambda c: c.distil_procedures(episodes))
+
+    def review_knowledge(self, candidate: str, sources: Sequence[str]) -> bool:
+        return self._consolidate(lambda c: c.review_knowledge(candidate, sources))
+
+    def judge_conflict(self, older: str, newer: str) -> ConflictJudgement:
+        return self._consolidate(lambda c: c.judge_conflict(older, newer))
+
+    def reconsolidate(self, memory: str, episode: str) -> str | None:
+        return self._consolidate(lambda c: c.reconsolidate(memory, episode))
+
+    def merge_texts(self, texts: Sequence[str]) -> str:
+        return self._consolidate(lambda c: c.merge_texts(texts))
+
+    def judge_outcome(self, procedure: str, session: str) -> Outcome:
+        return self._consolidate(lambda c: c.judge_outcome(procedure, session))
+
+    def _consolidate(self, task: Callable[[Consolidator], T]) -> T:
+        primary = self._primary
+        if not isinstance(primary, Consolidator):  # pragma: no cover - see FallbackAnalyzer
+            raise TypeError(f"{primary.name} cannot consolidate")
+        if isinstance(self._fallback, Consolidator):
+            result, _ = self._call(
+                lambda a: task(cast(Consolidator, a)), "answered this consolidation step"
+            )
+            return result
+        if self._paused():
+            raise ProviderError(
+                primary.name,
+                f"paused after {self._trip_after} failures in a row",
+                hint=f"the provider is asked again after {self._cooldown:g} s",
+            )
+        try:
+            result = task(primary)
+        except ProviderError:
+            with self._lock:
+                self._failures += 1
+                if self._failures >= self._trip_after:
+                    self._failures = 0
+                    self._paused_until = self._monotonic() + self._cooldown
+            raise
+        with self._lock:
+            self._failures = 0
+            self._failing = False
+        return result

@@ -1,7 +1,9 @@
 """Conversion between :class:`~kioku.core.model.Memory` and rows of the ``memories`` table.
 
 Lists are JSON arrays (``ensure_ascii=False``), times ISO 8601 with their offset, booleans
-0/1, embeddings float32 little-endian BLOBs with their model name and dimension.
+0/1, embeddings float32 little-endian BLOBs with their model name and dimension. The access
+columns of schema version 9 (:data:`ACCESS_COLUMNS`) are seconds since the epoch, read back
+in UTC.
 """
 
 from __future__ import annotations
@@ -21,13 +23,19 @@ from kioku.core.timefmt import format_ts, parse_ts
 from kioku.errors import StoreCorruptError, ValidationError
 
 __all__ = [
+    "ACCESS_COLUMNS",
     "MEMORY_COLUMNS",
+    "STORED_COLUMNS",
     "decode_embedding",
+    "decode_instant",
     "decode_memory",
     "decode_relations",
     "decode_text_list",
+    "encode_access",
     "encode_embedding",
+    "encode_instant",
     "encode_memory",
+    "encode_row",
     "encode_text_list",
     "encode_ts",
     "local_zone",
@@ -68,6 +76,11 @@ MEMORY_COLUMNS: Final = (
     "updated_at",
     "details",
 )
+#: Columns schema version 9 added, after :data:`MEMORY_COLUMNS` (whose first columns stay
+#: those of older files): when a memory was last accessed and since when it is of low activity.
+ACCESS_COLUMNS: Final = ("last_access_utc", "low_since_utc")
+#: Every stored column of a memory, in the order :func:`encode_row` produces values.
+STORED_COLUMNS: Final = MEMORY_COLUMNS + ACCESS_COLUMNS
 
 _FLOAT32: Final = "f"
 _BIG_ENDIAN: Final = sys.byteorder == "big"
@@ -87,6 +100,15 @@ def encode_ts(moment: datetime | None, field: str = "timestamp") -> str | None:
     if moment.tzinfo is None or moment.utcoffset() is None:
         raise ValidationError(field, moment, "a timezone-aware datetime")
     return format_ts(moment)
+
+
+def encode_instant(moment: datetime | None, field: str = "timestamp") -> float | None:
+    """Seconds since the epoch of a timezone-aware ``moment`` (None stays None)."""
+    if moment is None:
+        return None
+    if not isinstance(moment, datetime) or moment.tzinfo is None or moment.utcoffset() is None:
+        raise ValidationError(field, moment, "a timezone-aware datetime")
+    return moment.timestamp()
 
 
 def encode_text_list(values: Sequence[str]) -> str:
@@ -167,6 +189,28 @@ def encode_memory(memory: Memory) -> tuple[object, ...]:
     )
 
 
+def encode_access(memory: Memory) -> tuple[float | None, float | None]:
+    """Values of :data:`ACCESS_COLUMNS`."""
+    return (
+        encode_instant(memory.last_access, "last_access"),
+        encode_instant(memory.low_activity_since, "low_activity_since"),
+    )
+
+
+def encode_row(memory: Memory) -> tuple[object, ...]:
+    """Column values in :data:`STORED_COLUMNS` order."""
+    return encode_memory(memory) + encode_access(memory)
+
+
+def decode_instant(value: object) -> datetime | None:
+    """A time kept as seconds since the epoch, in UTC (None stays None)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"not seconds since the epoch: {value!r}")
+    return datetime.fromtimestamp(value, UTC)
+
+
 def _unreadable(memory_id: str, field: str, detail: str) -> StoreCorruptError:
     return StoreCorruptError(
         f"memory {memory_id!r} has an unreadable {field} ({detail})",
@@ -215,7 +259,7 @@ def decode_relations(rows: Sequence[sqlite3.Row | tuple[object, ...]]) -> dict[s
 def decode_memory(
     row: sqlite3.Row, relations: Mapping[str, Sequence[Relation]], local: tzinfo
 ) -> Memory:
-    """A :class:`Memory` from a row selected with :data:`MEMORY_COLUMNS`."""
+    """A :class:`Memory` from a row selected with :data:`STORED_COLUMNS`."""
     memory_id = str(row["id"])
     created = _ts(row["created"], local, memory_id, "created")
     if created is None:
@@ -264,7 +308,16 @@ def decode_memory(
         source_timestamps=tuple(ts for ts in stamps if ts is not None),
         updated_at=_ts(row["updated_at"], local, memory_id, "updated_at"),
         details=_details(kind, row["details"], memory_id),
+        last_access=_instant(row["last_access_utc"], memory_id, "last_access"),
+        low_activity_since=_instant(row["low_since_utc"], memory_id, "low_activity_since"),
     )
+
+
+def _instant(value: object, memory_id: str, field: str) -> datetime | None:
+    try:
+        return decode_instant(value)
+    except (ValueError, OverflowError, OSError) as exc:
+        raise _unreadable(memory_id, field, str(exc)) from exc
 
 
 def _details(kind: Kind, text: object, memory_id: str) -> Details | None:

@@ -7,6 +7,9 @@ the backups manifest, and the work that takes erased bytes off the files.
 * ``backups`` and ``backup_ids``: per backup, its path, time, counts per user (keyed digests)
   and a 64-bit hash of every memory id it holds, read from the copy itself.
 
+Erasing a user also empties schema 9's tables of that user (consolidation runs, resolutions,
+the mid-term tier: :func:`delete_user_rows`); a memory's saved versions go with the memory.
+
 Scrubbing, after an erasure has committed: SQLite's ``secure_delete`` (set on every
 connection, see :mod:`.connection`) zeroes the cells and pages freed by the delete; the FTS5
 index keeps a deleted row's terms in its older segments until they are merged, so the index is
@@ -25,6 +28,7 @@ from datetime import UTC, datetime
 from typing import Final
 
 from kioku.adapters.store.sqlite.connection import is_busy
+from kioku.adapters.store.sqlite.consolidation_schema import CONSOLIDATION_TABLES
 from kioku.core.timefmt import format_ts, parse_ts
 from kioku.digests import blake2b
 from kioku.ports.erasure import AuditEntry, BackupRecord, ErasedSourceError, keyed_digest
@@ -39,6 +43,7 @@ __all__ = [
     "backups_containing",
     "checkpoint_truncate",
     "create_key",
+    "delete_user_rows",
     "id_hash",
     "list_backups",
     "merge_index",
@@ -161,6 +166,15 @@ def read_audit(conn: sqlite3.Connection, limit: int | None) -> list[AuditEntry]:
         )
         for r in reversed(rows)
     ]
+
+
+def delete_user_rows(conn: sqlite3.Connection, user_id: str) -> int:
+    """Delete the consolidation runs, resolutions and mid-term entries of ``user_id``."""
+    # Table names come from the fixed tuple of the schema, never from a caller.
+    return sum(
+        conn.execute(f"DELETE FROM {table} WHERE user_id = ?", (user_id,)).rowcount
+        for table in CONSOLIDATION_TABLES
+    )
 
 
 def id_hash(memory_id: str) -> int:

@@ -17,7 +17,9 @@ erasure's tombstones, its append-only audit log and the backups manifest (see
 :mod:`kioku.adapters.store.sqlite.erasure`). Version 7 indexes every memory's terms again:
 Japanese proper nouns (people, places, names: 田中, 東京) are lexical terms from then on.
 Version 8 adds memory kinds (knowledge, procedures, profiles), cold storage of original texts
-and the unified activity log (see :mod:`kioku.adapters.store.sqlite.kinds_schema`).
+and the unified activity log (see :mod:`kioku.adapters.store.sqlite.kinds_schema`). Version 9
+adds what consolidation, active forgetting, resolution propagation and the mid-term tier keep
+(see :mod:`kioku.adapters.store.sqlite.consolidation_schema`).
 """
 
 from __future__ import annotations
@@ -29,7 +31,14 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Final
 
-from kioku.adapters.store.sqlite import erasure, kinds_schema, schema_v2, search, usage
+from kioku.adapters.store.sqlite import (
+    consolidation_schema,
+    erasure,
+    kinds_schema,
+    schema_v2,
+    search,
+    usage,
+)
 from kioku.adapters.store.sqlite.connection import is_busy, is_corrupt
 from kioku.core.timefmt import format_ts
 from kioku.errors import KiokuError, StoreError
@@ -136,6 +145,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "erasure", (_sql_step(*erasure.CREATE_ERASURE), erasure.create_key)),
     Migration(7, "lexical_proper_nouns", (search.backfill,)),
     Migration(8, "memory_kinds", (_sql_step(*kinds_schema.KINDS_SCHEMA),)),
+    Migration(9, "consolidation", (_sql_step(*consolidation_schema.CONSOLIDATION_SCHEMA),)),
 )
 
 #: The schema version this code writes and expects.

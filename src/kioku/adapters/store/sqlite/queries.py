@@ -12,8 +12,9 @@ from types import MappingProxyType
 from typing import Final, NamedTuple
 
 from kioku.adapters.store.sqlite.codec import (
-    MEMORY_COLUMNS,
+    STORED_COLUMNS,
     encode_embedding,
+    encode_instant,
     encode_text_list,
     encode_ts,
 )
@@ -37,12 +38,12 @@ __all__ = [
     "where_clause",
 ]
 
-SELECT_MEMORIES: Final = "SELECT " + ", ".join(MEMORY_COLUMNS) + " FROM memories"
+SELECT_MEMORIES: Final = "SELECT " + ", ".join(STORED_COLUMNS) + " FROM memories"
 INSERT_MEMORY: Final = (
     "INSERT INTO memories ("
-    + ", ".join(MEMORY_COLUMNS)
+    + ", ".join(STORED_COLUMNS)
     + ") VALUES ("
-    + ", ".join("?" for _ in MEMORY_COLUMNS)
+    + ", ".join("?" for _ in STORED_COLUMNS)
     + ")"
 )
 INSERT_RELATION: Final = (
@@ -96,6 +97,12 @@ def _moment(field: str, value: object) -> tuple[object, ...]:
     return (encode_ts(value, field),)
 
 
+def _seconds(field: str, value: object) -> tuple[object, ...]:
+    if value is not None and not isinstance(value, datetime):
+        raise ValidationError(field, value, "a timezone-aware datetime or None")
+    return (encode_instant(value, field),)
+
+
 def _embedding(field: str, value: object) -> tuple[object, ...]:
     if value is not None and not isinstance(value, Embedding):
         raise ValidationError(field, value, "an Embedding or None")
@@ -135,6 +142,8 @@ PATCH_WHITELIST: Final[Mapping[str, PatchColumn]] = MappingProxyType(
             "embedding = ?, embedding_model = ?, embedding_dim = ?", _embedding
         ),
         "details": PatchColumn("details = ?", _details),
+        "last_access": PatchColumn("last_access_utc = ?", _seconds),
+        "low_activity_since": PatchColumn("low_since_utc = ?", _seconds),
     }
 )
 #: The patch field stored in the ``relations`` table rather than a column.

@@ -30,7 +30,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Final
 
 from kioku.adapters.store.sqlite import migrations, originals, rows, search, vector_lite
-from kioku.adapters.store.sqlite.codec import decode_text_list
+from kioku.adapters.store.sqlite.codec import decode_text_list, encode_instant
 from kioku.adapters.store.sqlite.connection import connect, translating
 from kioku.adapters.store.sqlite.queries import (
     SELECT_MEMORIES,
@@ -41,6 +41,7 @@ from kioku.adapters.store.sqlite.queries import (
     sql_int,
     where_clause,
 )
+from kioku.adapters.store.sqlite.store_consolidation import ConsolidationPart
 from kioku.adapters.store.sqlite.store_kinds import KindsPart, search_scope
 from kioku.adapters.store.sqlite.vector_layout import cache_dir, file_name
 from kioku.adapters.store.sqlite.vector_version import embedding_models, read_version
@@ -77,7 +78,7 @@ __all__ = ["DEFAULT_BUSY_TIMEOUT_MS", "SqliteStore", "open_sqlite_store"]
 DEFAULT_BUSY_TIMEOUT_MS: Final = 30_000
 
 
-class SqliteStore(KindsPart):
+class SqliteStore(KindsPart, ConsolidationPart):
     """A :class:`~kioku.ports.store.Store` kept in one SQLite file (WAL mode)."""
 
     def __init__(self, path: Path, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
@@ -252,18 +253,20 @@ class SqliteStore(KindsPart):
             self._vector_files.remove()
         return deleted
 
-    def mark_recalled(self, memory_ids: Sequence[str]) -> int:
+    def mark_recalled(self, memory_ids: Sequence[str], at: datetime | None = None) -> int:
         ids = list(dict.fromkeys(memory_ids))
         if not ids:
             return 0
+        seen = encode_instant(datetime.now(UTC) if at is None else at, "at")
         marked = 0
         with self._writing() as conn:
             now = rows.now_text()
             for chunk in rows.chunks(ids):
                 cursor = conn.execute(
-                    "UPDATE memories SET recalled_since_last_batch = 1, updated_at = ? "
+                    "UPDATE memories SET recalled_since_last_batch = 1, updated_at = ?, "
+                    "last_access_utc = MAX(COALESCE(last_access_utc, ?), ?) "
                     f"WHERE archived_at IS NULL AND id IN ({placeholders(len(chunk))})",
-                    (now, *chunk),
+                    (now, seen, seen, *chunk),
                 )
                 marked += cursor.rowcount
         return marked
@@ -686,7 +689,11 @@ class SqliteStore(KindsPart):
             return erasure.backups_containing(conn, memory_ids)
 
     def delete_log(self, user_id: str) -> int:
+        """Also deletes the user's consolidation runs, resolutions and mid-term entries."""
+        from kioku.adapters.store.sqlite import erasure
+
         with self._writing() as conn:
+            erasure.delete_user_rows(conn, user_id)
             return conn.execute("DELETE FROM lifecycle_log WHERE user_id = ?", (user_id,)).rowcount
 
     def delete_state(self, prefix: str) -> int:

@@ -16,7 +16,7 @@ from kioku.adapters.store.sqlite import (
     search,
     vector_version,
 )
-from kioku.adapters.store.sqlite.codec import encode_memory
+from kioku.adapters.store.sqlite.codec import encode_row
 from kioku.adapters.store.sqlite.queries import INSERT_MEMORY, PATCH_RELATIONS, PATCH_WHITELIST
 from kioku.core.kinds import KnowledgeDetails, ProcedureDetails, ProfileDetails
 from kioku.core.model import Memory, Relation
@@ -65,7 +65,7 @@ def prepare_inserts(memories: Sequence[Memory]) -> Inserts:
     # Segmenting text is the slow part: it happens here, before the write lock is taken.
     return Inserts(
         memories=memories,
-        values=[encode_memory(memory) for memory in memories],
+        values=[encode_row(memory) for memory in memories],
         terms=[(m.id, search.terms_text(m.trigger, m.content, m.keywords)) for m in memories],
     )
 

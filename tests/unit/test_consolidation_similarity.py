@@ -1,0 +1,98 @@
+"""Term similarity and near-duplicate groups (spec 001 日次固定化)."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from random import Random
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kioku.adapters.text.lexical import index_terms
+from kioku.core.consolidation.model import Source
+from kioku.core.consolidation.similarity import near_duplicates, term_similarity
+
+T0 = datetime(2025, 5, 1, 9, 0, tzinfo=UTC)
+
+
+def item(sid: str, text: str, minute: int = 0) -> Source:
+    return Source(sid, text, T0 + timedelta(minutes=minute))
+
+
+def test_term_similarity_examples() -> None:
+    assert term_similarity("Ken lives in Osaka", "Ken lives in Osaka", index_terms) == 1.0
+    assert term_similarity("Ken lives in Osaka", "ken LIVES in osaka!", index_terms) == 1.0
+    assert term_similarity("Ken lives in Osaka", "Mia eats sushi", index_terms) == 0.0
+    assert term_similarity("the and of", "the and of", index_terms) == 0.0
+    assert term_similarity("", "Ken", index_terms) == 0.0
+    # {ken, live, osaka} against {ken, live, kyoto}: 2 / 3.
+    assert term_similarity(
+        "Ken lives in Osaka", "Ken lives in Kyoto", index_terms
+    ) == pytest.approx(2 / 3)
+    ja = term_similarity("田中さんは大阪に住んでいる", "田中さんは東京に住んでいる", index_terms)
+    assert 0.5 < ja < 1.0
+
+
+def test_near_duplicates_groups_by_single_linkage() -> None:
+    items = [
+        item("c", "Ken lives in Osaka with two cats", 2),
+        item("a", "Mia prefers green tea", 0),
+        item("b", "Ken lives in Osaka with two dogs", 1),
+        item("d", "Ken lives in Osaka", 5),
+        item("e", "Mia prefers green tea", 3),
+        item("f", "The build uses the cache", 4),
+    ]
+    assert near_duplicates(items, index_terms, 0.75) == [("a", "e"), ("b", "c", "d")]
+    assert near_duplicates(items, index_terms, 0.99) == [("a", "e")]
+    assert near_duplicates(items, index_terms, 1.01) == []
+    assert near_duplicates([], index_terms, 0.5) == []
+
+
+def test_ids_in_a_group_follow_time_then_id() -> None:
+    items = [item("z", "Ken lives in Osaka", 0), item("y", "Ken lives in Osaka", 0)]
+    items.append(item("a", "Ken lives in Osaka", 9))
+    assert near_duplicates(items, index_terms, 0.9) == [("y", "z", "a")]
+
+
+WORDS = st.sampled_from("ken mia osaka tokyo tea cache build lives 大阪 東京 the".split())
+TEXT = st.lists(WORDS, max_size=6).map(" ".join)
+
+
+@settings(max_examples=100, deadline=None)
+@given(TEXT, TEXT)
+def test_similarity_is_a_symmetric_cosine(a: str, b: str) -> None:
+    ab = term_similarity(a, b, index_terms)
+    assert 0.0 <= ab <= 1.0
+    assert ab == term_similarity(b, a, index_terms)
+    has_terms = bool(index_terms(a))
+    assert term_similarity(a, a, index_terms) == (1.0 if has_terms else 0.0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(st.tuples(TEXT, st.integers(0, 5)), max_size=7),
+    st.floats(0.3, 1.0),
+    st.randoms(use_true_random=False),
+)
+def test_near_duplicate_groups_are_disjoint_ordered_and_order_free(
+    rows: list[tuple[str, int]], threshold: float, rng: Random
+) -> None:
+    items = [item(f"m{i}", text, minute) for i, (text, minute) in enumerate(rows)]
+    groups = near_duplicates(items, index_terms, threshold)
+    at = {s.id: s.at for s in items}
+    seen: set[str] = set()
+    for group in groups:
+        assert len(group) >= 2
+        assert list(group) == sorted(group, key=lambda i: (at[i], i))
+        assert seen.isdisjoint(group)
+        seen.update(group)
+    assert [g[0] for g in groups] == sorted(g[0] for g in groups)
+    shuffled = list(items)
+    rng.shuffle(shuffled)
+    assert near_duplicates(shuffled, index_terms, threshold) == groups
+    # Every linked pair is in one group.
+    for i, a in enumerate(items):
+        for b in items[i + 1 :]:
+            if term_similarity(a.text, b.text, index_terms) >= threshold:
+                assert any(a.id in g and b.id in g for g in groups)
