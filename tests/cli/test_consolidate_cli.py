@@ -105,6 +105,7 @@ def test_weekly_and_monthly_run_by_hand_once(stored: Path, kioku: Run) -> None:
         (["--now", "yesterday-ish"], "--now"),
         (["--now", "2026-13-45T00:00:00"], "--now"),
         (["--hourly"], "--hourly"),
+        (["--now", "2099-01-01T00:00:00"], "--force"),  # forgetting by days not yet passed
     ],
 )
 def test_bad_input_is_refused_with_exit_2(

@@ -41,6 +41,15 @@ def _payload(event: str, **fields: str) -> str:
     return json.dumps({**base, **fields}, ensure_ascii=False)
 
 
+def _add_in_process(home: Path, items: list[tuple[str, str]]) -> None:
+    """Many memories at once through the Python API (what is tested is the hook)."""
+    from kioku import Kioku
+
+    with Kioku.open(home, env={}) as k:
+        for trigger, content in items:
+            k.remember(trigger, content, intensity=60, category="decision")
+
+
 def _add(kioku: Run, trigger: str, content: str, *extra: str) -> None:
     done = kioku(
         "add",
@@ -95,8 +104,10 @@ def test_user_prompt_submit_marks_the_recall(stocked: Path, kioku: Run) -> None:
 
 
 def test_the_block_stays_within_the_budget(stocked: Path, kioku: Run) -> None:
-    for i in range(30):
-        _add(kioku, f"SQLite note {i} " + "x" * 200, "SQLite detail " + "y" * 300)
+    _add_in_process(
+        stocked,
+        [(f"SQLite note {i} " + "x" * 200, "SQLite detail " + "y" * 300) for i in range(30)],
+    )
     (stocked / "config.toml").write_text("[retrieval]\nbudget_chars = 800\ntop_k = 20\n")
     stdin = _payload("UserPromptSubmit", prompt="SQLite notes")
     done = _hook(stocked, "user-prompt-submit", stdin)
@@ -410,9 +421,14 @@ def test_a_prompt_answered_in_process_needs_no_numpy_and_gets_the_same_answer(
 ) -> None:
     """With the vector cache file in place, the hook searches it without importing numpy
     (vector_lite), and answers exactly as a process that searches with numpy."""
-    for i in range(40):
-        topic = ["SQLite", "Kyoto", "garden", "tomato"][i % 4]
-        _add(kioku, f"{topic} note {i}", f"About {topic} and thing {i} " + "z" * (i % 7))
+    topics = ["SQLite", "Kyoto", "garden", "tomato"]
+    _add_in_process(
+        stocked,
+        [
+            (f"{topics[i % 4]} note {i}", f"About {topics[i % 4]} and thing {i} " + "z" * (i % 7))
+            for i in range(40)
+        ],
+    )
     prompts = ["Which database did we choose? SQLite?", "tomato garden notes", "Kyoto trip"]
     first, numpy_loaded = _answer(stocked, prompts[0])  # no file yet: numpy builds and writes it
     assert numpy_loaded

@@ -10,20 +10,30 @@ from pathlib import Path
 from tests.cli.conftest import Run, run_kioku
 
 
-def _stock(kioku: Run, count: int) -> None:
-    for n in range(count):
-        done = kioku(
-            "add", "--trigger", f"maintenance memory {n} " + "filler words " * 40,
-            "--content", "c " * 100, "--intensity", "40", "--category", "work",
-        )  # fmt: skip
-        assert done.code == 0, done.err
+def _stock(home: Path, count: int) -> list[str]:
+    """``count`` memories stored through the Python API (what is tested is maintenance)."""
+    from kioku import Kioku
+
+    with Kioku.open(home, env={}) as k:
+        return [
+            k.remember(
+                f"maintenance memory {n} " + "filler words " * 40,
+                "c " * 100,
+                intensity=40,
+                category="work",
+            ).id
+            for n in range(count)
+        ]
 
 
 def test_vacuum_reports_sizes_and_truncates_the_log(kioku: Run, home: Path) -> None:
-    _stock(kioku, 20)
-    listed = kioku("list", "--json").json()
-    for memory in listed[:15]:
-        assert kioku("forget", memory["id"]).code == 0
+    from kioku import Kioku
+
+    stocked = _stock(home, 20)
+    assert kioku("forget", stocked[0]).code == 0
+    with Kioku.open(home, env={}) as k:
+        for memory_id in stocked[1:15]:
+            k.erase(memory_id)
     done = kioku("vacuum", "--json")
     assert done.code == 0, done.err
     report = done.json()
@@ -37,7 +47,7 @@ def test_vacuum_reports_sizes_and_truncates_the_log(kioku: Run, home: Path) -> N
 
 
 def test_recover_a_home_into_a_new_file(kioku: Run, home: Path, tmp_path: Path) -> None:
-    _stock(kioku, 5)
+    _stock(home, 5)
     target = tmp_path / "saved.db"
     done = run_kioku("recover", str(home), "--to", str(target), "--json")
     assert done.code == 0, done.err
@@ -57,7 +67,7 @@ def test_recover_a_home_into_a_new_file(kioku: Run, home: Path, tmp_path: Path) 
 
 
 def test_recover_a_damaged_file_says_what_was_lost(kioku: Run, home: Path, tmp_path: Path) -> None:
-    _stock(kioku, 60)
+    _stock(home, 60)
     db = home / "memories.db"
     with closing(sqlite3.connect(db)) as conn:
         conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")

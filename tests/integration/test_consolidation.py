@@ -216,7 +216,7 @@ def _old_episodes(k: Kioku, clock: FixedClock, n: int) -> list[Memory]:
 @pytest.mark.parametrize("policy", ["retention", "importance", "capacity"])
 def test_spec_004_policies(tmp_path: Path, policy: str) -> None:
     home = tmp_path / "home"
-    home.mkdir()
+    home.mkdir(mode=0o700)
     (home / "config.toml").write_text(
         f'[lifecycle]\npolicy = "{policy}"\ncapacity = 1000\n'
         "[compression]\nlevel1_ratio = 1.0\nlevel2_ratio = 0.0\nlevel3_ratio = 0.0\n"
@@ -242,7 +242,7 @@ def test_spec_004_policies(tmp_path: Path, policy: str) -> None:
 
 def test_capacity_compresses_the_least_important_tenth(tmp_path: Path) -> None:
     home = tmp_path / "home"
-    home.mkdir()
+    home.mkdir(mode=0o700)
     (home / "config.toml").write_text('[lifecycle]\npolicy = "capacity"\ncapacity = 10\n')
     clock = FixedClock(START)
     with Kioku.open(home, env={}, clock=clock) as k:
@@ -308,3 +308,30 @@ def test_offline_reorganisation_of_low_items_is_reported_skipped(
     report = kioku.consolidate(["weekly"], now=at(0, 6), dry_run=True)
     whys = [a.why for p in report.periods for a in p.actions if a.action == "skipped"]
     assert any("low-activation" in why and "no LLM provider" in why for why in whys)
+
+
+def _bytes_of(home: Path, word: str) -> list[str]:
+    needle = word.encode()
+    return [p.name for p in home.rglob("*") if p.is_file() and needle in p.read_bytes()]
+
+
+def test_forgetting_an_episode_erases_what_was_consolidated_from_it(
+    tmp_path: Path, clock: FixedClock
+) -> None:
+    home = tmp_path / "home"
+    with Kioku.open(home, env={}, clock=clock) as k:
+        secret = say(k, clock, 0, "The zanzibarquux vault code is kept by Ken.")
+        twice = say(k, clock, 0, "We decided to use Postgres for billing.")
+        again = say(k, clock, 1, "We decided to use Postgres for billing.")
+        consolidate(k, clock, 2)
+        texts = {m.content: m for m in items(k, Kind.KNOWLEDGE)}
+        assert "The zanzibarquux vault code is kept by Ken." in texts
+        shared = texts["We decided to use Postgres for billing."]
+        report = k.erase(secret.id)
+        assert report.erased == 2
+        assert texts["The zanzibarquux vault code is kept by Ken."].id in report.memory_ids
+        k.erase(twice.id)  # the decision is still said by the other episode: it stays
+        kept = k.get(shared.id)
+        assert isinstance(kept.details, KnowledgeDetails)
+        assert kept.details.source_episodes == (again.id,)
+    assert _bytes_of(home, "zanzibarquux") == []

@@ -643,15 +643,26 @@ def test_reading_an_archived_episode_asks_for_its_revival(kioku: Kioku, clock: F
     assert kioku.get(episode.id).revival_requested_at == START + timedelta(hours=1)
 
 
-def test_reading_other_kinds_changes_nothing(kioku: Kioku, gondolas: dict[Kind, str]) -> None:
+def test_reading_other_kinds_counts_as_use_and_changes_no_text(
+    kioku: Kioku, gondolas: dict[Kind, str], clock: FixedClock
+) -> None:
+    """Reading on purpose is an access (spec 001 能動的忘却: what is used is not forgotten);
+    ``mark=False`` (``kioku show``) leaves no trace."""
     for kind in (Kind.KNOWLEDGE, Kind.PROCEDURE, Kind.PROFILE):
         before = kioku.get(gondolas[kind])
+        kioku.read_memory(before.id, mark=False)
+        assert kioku.get(before.id).last_access is None
         read = kioku.read_memory(before.id)
         assert read.memory == before
         assert read.original is None
         after = kioku.get(before.id)
-        assert after == before
-        assert after.updated_at == before.updated_at
+        assert (after.trigger, after.content, after.details) == (
+            before.trigger,
+            before.content,
+            before.details,
+        )
+        assert after.recalled_since_last_batch
+        assert after.last_access == clock.now()
 
 
 def test_reading_an_unknown_id_is_not_found(kioku: Kioku) -> None:

@@ -270,3 +270,28 @@ def test_a_thread_that_cannot_be_filed_waits_across_a_restart(tmp_path: Path) ->
         assert again.close() == 2 + 1  # floor(3 × 0.7) of thread 1, and thread 2's one turn
         threads = {e.thread_id: e.turn_count for e in kioku.midterm()}
         assert threads == {"s-down:1": 3, "s-down:2": 1}
+
+
+def test_a_turn_left_out_of_long_term_memory_is_found_on_purpose_until_it_expires(
+    tmp_path: Path,
+) -> None:
+    clock = FixedClock(NOW)
+    with _open(tmp_path / "home", clock, "[context]\nlong_term_share = 0.5\n") as kioku:
+        wm = WorkingMemory(kioku=kioku, session_id="quiet")
+        _talk(
+            wm,
+            clock,
+            [
+                ("My father passed away last night and I cannot stop crying.", "I am so sorry."),
+                ("The plumber zanzibarquux comes on Thursday.", "Noted."),
+            ],
+        )
+        wm.flush()
+        assert not any("zanzibarquux" in m.trigger for m in kioku.list(limit=100))
+        found = kioku.search_memory("zanzibarquux plumber")
+        assert [h.thread_id for h in found.midterm] == ["quiet:1"]
+        assert "zanzibarquux" in found.midterm[0].turn
+        knowledge_only = kioku.search_memory("zanzibarquux plumber", kinds=["knowledge"])
+        assert knowledge_only.midterm == ()
+        clock.advance(timedelta(days=8))
+        assert kioku.search_memory("zanzibarquux plumber").midterm == ()

@@ -57,7 +57,7 @@ def build(home: Path) -> None:
     """SIZE memories over the 100 days before DAY0 at their spec levels, then one batch."""
     rng = random.Random(3)
     np_rng = np.random.default_rng(3)
-    home.mkdir(parents=True)
+    home.mkdir(mode=0o700, parents=True)
     # The batch alone: consolidation after it has its own kill test (test_kill_consolidate).
     (home / "config.toml").write_text("[consolidation]\nenabled = false\n")
     with Kioku.open(home, env={}, clock=FixedClock(DAY0)) as k:

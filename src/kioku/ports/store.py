@@ -507,6 +507,13 @@ class Store(Protocol):
         (every agent); how many rows."""
         ...
 
+    def forget_traces(
+        self, memory_id: str, user_id: str, agent_id: str, session_id: str | None
+    ) -> int:
+        """Delete what quotes a memory being erased outside its row: the resolutions reported
+        from it and the mid-term entries of its session; how many rows."""
+        ...
+
     def activity_fields(self, flt: MemoryFilter) -> builtins.list[ActivityFields]:
         """What forgetting reads of the memories ``flt`` selects (its order and page too)."""
         ...

@@ -25,7 +25,13 @@ def _warn(message: str) -> None:
 @click.option("--weekly", "weekly", is_flag=True, help="The weekly integration, this week.")
 @click.option("--monthly", "monthly", is_flag=True, help="The monthly forgetting, this month.")
 @click.option("--dry-run", is_flag=True, help="Print the plan and write nothing.")
-@click.option("--now", "now", metavar="ISO", help="Run as of this time (ISO 8601).")
+@click.option(
+    "--now",
+    "now",
+    metavar="ISO",
+    help="Run as of this time (ISO 8601); more than a day ahead needs --force.",
+)
+@click.option("--force", is_flag=True, help="Allow --now more than a day ahead of the clock.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @click.pass_obj
 def consolidate_cmd(
@@ -35,6 +41,7 @@ def consolidate_cmd(
     monthly: bool,
     dry_run: bool,
     now: str | None,
+    force: bool,
     as_json: bool,
 ) -> None:
     """Consolidate memory as it sleeps (spec 001 記憶の固定化, 能動的忘却).
@@ -54,7 +61,10 @@ def consolidate_cmd(
     """
     levels = [n for n, on in (("daily", daily), ("weekly", weekly), ("monthly", monthly)) if on]
     with state.open(on_warning=_warn) as kioku:
+        from kioku.service.lifecycle.batch_state import check_ahead
+
         moment = parse_time_option(now, kioku.clock.tz, "--now") or kioku.clock.now()
+        check_ahead(moment, kioku.clock.now(), force)  # forgetting by days that have not passed
         report = kioku.consolidate(levels or None, now=moment, dry_run=dry_run)
     for warning in report.warnings:
         _warn(warning)

@@ -72,7 +72,8 @@ def context_group() -> None:
 @click.option(
     "--remember",
     is_flag=True,
-    help="Store the turns that were removed as long-term memories.",
+    help="File the removed turns: the most salient (context.long_term_share) become "
+    "long-term memories, every one is kept in the mid-term tier.",
 )
 @click.option(
     "--output",

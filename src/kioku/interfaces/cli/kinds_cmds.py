@@ -46,6 +46,16 @@ def _result(result: SearchResult, *, full: bool) -> dict[str, Any]:
         "kinds": list(result.kinds),
         "include_archive": result.include_archive,
         "results": [_found(i, full=full) for i in result.items],
+        "midterm": [
+            {
+                "thread_id": h.thread_id,
+                "turn": h.turn,
+                "score": round(h.score, 4),
+                "created": h.created.isoformat(),
+                "expires": h.expires.isoformat(),
+            }
+            for h in result.midterm
+        ],
     }
 
 
@@ -145,8 +155,15 @@ def search_cmd(
     if as_json:
         echo_json(_result(result, full=True))
         return
-    if not result.items:
+    if not result.items and not result.midterm:
         click.echo("nothing found", err=True)
+        return
+    for hit in result.midterm:
+        click.echo(
+            f"mid-term {hit.thread_id} (until {hit.expires.isoformat()[:16]}): "
+            f"{excerpt(hit.turn, 90)}"
+        )
+    if not result.items:
         return
     rows = [
         [

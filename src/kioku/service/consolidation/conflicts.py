@@ -177,7 +177,7 @@ def _supersede(conflict: Conflict) -> Callable[[Run], None]:
                 )
             ),
         )
-        r.note(Event.SUPERSEDE, old.id, by=new.id, reason=conflict.reason)
+        r.note(Event.SUPERSEDE, old.id, by=new.id)  # ids only: the log keeps no memory text
 
     return run
 
@@ -218,7 +218,7 @@ def _merge(conflict: Conflict) -> Callable[[Run], None]:
                     details=replace(details, superseded_by=merged.id, valid_until=r.moment),
                 ),
             )
-            r.note(Event.MERGE, item.id, into=merged.id, reason=conflict.reason)
+            r.note(Event.MERGE, item.id, into=merged.id)
         r.note(Event.CONSOLIDATE, merged.id, kind="knowledge", merged_from=[old.id, new.id])
 
     return run
@@ -237,6 +237,6 @@ def _coexist(conflict: Conflict) -> Callable[[Run], None]:
                 r.engine.store.update(
                     item.id, MemoryPatch(details=replace(details, notes=(*details.notes, note)))
                 )
-            r.note(Event.COEXIST, item.id, other=other.id, condition=condition)
+            r.note(Event.COEXIST, item.id, other=other.id)
 
     return run

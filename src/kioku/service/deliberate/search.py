@@ -26,6 +26,7 @@ from kioku.core.validate import check_kind
 from kioku.errors import MemoryNotFoundError, ValidationError
 from kioku.ports.store import MemoryFilter, MemoryPatch, Original
 from kioku.records import Record
+from kioku.service.deliberate.midterm import MidTermHit, search_midterm
 from kioku.service.recall.pipeline import MAX_QUERY_CHARS, query_vector
 from kioku.service.recall.scoring import match_of
 from kioku.service.vectors import check_vector_model
@@ -62,6 +63,8 @@ class SearchResult(Record):
     kinds: tuple[str, ...]
     include_archive: bool
     items: tuple[Found, ...]
+    #: Turns of the mid-term tier that match (episodes searched): not in long-term memory.
+    midterm: tuple[MidTermHit, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -171,7 +174,10 @@ def search_memory(
         if len(items) == top_k:
             break
     _log_search(engine, text, items)
-    return SearchResult(text, wanted, include_archive, tuple(items))
+    extra: tuple[MidTermHit, ...] = ()
+    if Kind.EPISODE.value in wanted and until is None:
+        extra = search_midterm(engine, terms, engine.clock.now(), top_k)
+    return SearchResult(text, wanted, include_archive, tuple(items), extra)
 
 
 def _log_search(engine: Engine, query: str, items: Sequence[Found]) -> None:

@@ -266,21 +266,29 @@ def forget_memory(engine: Engine, memory_id: str, *, force: bool = False) -> Era
             raise MemoryNotFoundError(memory_id)
         if memory.protected and not force:
             raise ProtectedMemoryError(memory_id)
-        backups = BackupStatus.of(store.backups_containing([memory_id]))
+        from kioku.service.consolidation.erasure import derived_to_erase
+
+        derived = derived_to_erase(engine, memory)
+        backups = BackupStatus.of(store.backups_containing([memory_id, *derived]))
         store.delete(memory_id)
+        if derived:
+            store.delete_many(derived)
         tombstoned = store.add_tombstones(list(memory.source_ids), engine.clock.now())
         store.append_log(
             [
                 LogEntry(
                     event=Event.DELETE,
-                    memory_id=memory_id,
+                    memory_id=mid,
                     at=engine.clock.now(),
                     user_id=memory.user_id,
                     agent_id=memory.agent_id,
-                    level_before=memory.current_level,
-                    score_before=memory.retention_score,
-                    details={"why": "forget", "forced": bool(force and memory.protected)},
+                    level_before=memory.current_level if mid == memory_id else None,
+                    score_before=memory.retention_score if mid == memory_id else None,
+                    details={"why": "forget", "forced": bool(force and memory.protected)}
+                    if mid == memory_id
+                    else {"why": "derived from a forgotten memory", "from": memory_id},
                 )
+                for mid in (memory_id, *derived)
             ]
         )
         seq = store.append_audit(
@@ -290,6 +298,7 @@ def forget_memory(engine: Engine, memory_id: str, *, force: bool = False) -> Era
             1,
             {
                 "memory_id": memory_id,
+                "derived_erased": derived,
                 "tombstoned_source_ids": tombstoned,
                 "backups_still_containing": [b.path for b in backups if b.exists],
             },
@@ -299,8 +308,8 @@ def forget_memory(engine: Engine, memory_id: str, *, force: bool = False) -> Era
     return ErasureReport(
         action="forget",
         user_id=memory.user_id,
-        erased=1,
-        memory_ids=(memory_id,),
+        erased=1 + len(derived),
+        memory_ids=(memory_id, *derived),
         tombstoned=tombstoned,
         log_rows_deleted=0,
         state_rows_deleted=0,

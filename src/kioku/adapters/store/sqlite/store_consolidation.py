@@ -289,6 +289,18 @@ class ConsolidationPart:
         with self._writing() as conn:
             return erasure.delete_user_rows(conn, user_id)
 
+    def forget_traces(
+        self, memory_id: str, user_id: str, agent_id: str, session_id: str | None
+    ) -> int:
+        with self._writing() as conn:
+            gone = conn.execute("DELETE FROM resolutions WHERE source = ?", (memory_id,)).rowcount
+            if session_id is not None:
+                gone += conn.execute(
+                    "DELETE FROM midterm WHERE user_id = ? AND agent_id = ? AND session_id = ?",
+                    (user_id, agent_id, session_id),
+                ).rowcount
+            return int(gone)
+
     # -- memory activity -------------------------------------------------------------------
 
     def activity_fields(self, flt: MemoryFilter) -> builtins.list[ActivityFields]:
