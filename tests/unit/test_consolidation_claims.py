@@ -227,3 +227,27 @@ def test_judge_claims_invariants(older: Claim, newer: Claim) -> None:
         assert judgement.reason
         if judgement.strategy == "coexist":
             assert older.condition != newer.condition
+
+
+@pytest.mark.parametrize(
+    ("older", "newer", "relation"),
+    [
+        ("The deadline is Friday.", "The deadline was moved to Wednesday.", "deadline"),
+        ("締め切りは金曜日です。", "締め切りは来週の水曜日に変更になりました。", "締め切り"),
+        ("会議は毎週月曜日です。", "会議は火曜日に変更になりました。", "会議"),
+        ("田中さんは東京在住です。", "田中さんは大阪に引っ越した。", "residence"),
+    ],
+)
+def test_schedules_and_residence_said_without_an_owner_are_superseded(
+    older: str, newer: str, relation: str
+) -> None:
+    [old] = [c for c in claims_of(older) if c.relation == relation]
+    [new] = [c for c in claims_of(newer) if c.relation == relation]
+    judged = judge_claims(old, new)
+    assert judged is not None
+    assert judged.strategy == "supersede"
+
+
+def test_a_quality_is_not_a_schedule() -> None:
+    assert claims_of("The meeting is important.") == []
+    assert claims_of("The review is maybe later.") == []

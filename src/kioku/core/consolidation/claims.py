@@ -108,6 +108,24 @@ _EN: Final = tuple(
         ),
     )
 )
+#: Things whose one value a team keeps, said without an owner ("The deadline is Friday", "the
+#: meeting was moved to Thursday"): the subject is left empty, the attribute is the relation.
+_SCHEDULE_EN: Final = (
+    r"deadline|due date|meeting|standup|stand-up|kickoff|demo|review|budget|price|launch|"
+    r"release(?: date)?|venue|location|meeting point|office"
+)
+_EN_SCHEDULE: Final = re.compile(
+    rf"(?<![\w'’])(?:[Tt]he|[Oo]ur|[Mm]y)\s+(?P<a>{_SCHEDULE_EN})\s+(?:(?:is|was|has been|will be)"
+    rf"\s+)?(?:now\s+|still\s+)?(?:moved\s+to\s+|changed\s+to\s+|pushed\s+to\s+|postponed\s+to\s+)?"
+    + _VAL
+)
+#: A value that says when or where: a number, a day, a month, a name, or "in/at" a place.
+_WHEN_WHERE: Final = re.compile(
+    r"\d|\b(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\btomorrow\b|\bnext\b|\bnoon\b"
+    r"|\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b|^(?:in|at)\s|(?-i:[A-Z])",
+    re.IGNORECASE,
+)
 #: Capitalised words that open a sentence without naming anyone.
 _OPENERS: Final = frozenset(
     "yesterday today tomorrow now recently so also btw actually oh well and but then since "
@@ -167,6 +185,20 @@ _JA: Final = tuple(
     )
 )
 _NOT_ATTRIBUTES_JA: Final = frozenset({"担当", "担当者"})
+#: The same without an owner in Japanese: 「締め切りは金曜日です」,
+#: 「会議は木曜日に変更になりました」.
+_JA_SCHEDULE: Final = re.compile(
+    r"(?:^|(?<=[、\s]))(?P<a>締め切り|締切|期限|納期|会議|打ち合わせ|ミーティング|定例|予算|価格|"
+    r"リリース日|リリース|発売日|集合場所|会場|場所|日程|オフィス)は"
+    + _JA_TIME
+    + r"(?P<v>[^、。！？「」]{1,30}?)"
+    + r"(?:です|だ|でした|に(?:変更|延期|移動)"
+    + r"(?:になりました|になった|されました|された|しました|した)"
+    + r"|になりました|になった|に決まりました|に決まった)"
+    + _JA_END
+)
+#: 「田中さんは東京在住です」: residence.
+_JA_RESIDENT: Final = re.compile(_JA_SUBJ + _JA_TIME + r"(?P<v>[^\s、。！？「」]{1,30}?)在住")
 
 # -- normalising ------------------------------------------------------------------------------
 
@@ -226,6 +258,15 @@ def _matches(sentence: str) -> Iterator[tuple[str, str, str]]:
             if (not subject and relation != "in_charge") or subject in _PRONOUNS:
                 continue
             yield subject, name, normalise(groups["v"] or "")
+    for match in _EN_SCHEDULE.finditer(sentence):
+        if _WHEN_WHERE.search(match.group("v")):  # "is at 3pm", not "is important"
+            yield "", normalise(match.group("a")), normalise(match.group("v"))
+    for match in _JA_SCHEDULE.finditer(sentence):
+        yield "", normalise(match.group("a")), normalise(match.group("v").lstrip("の"))
+    for match in _JA_RESIDENT.finditer(sentence):
+        subject = _subject(match.group("s"))
+        if subject and subject not in _PRONOUNS:
+            yield subject, "residence", normalise(match.group("v"))
 
 
 def claims_of(text: str) -> list[Claim]:
