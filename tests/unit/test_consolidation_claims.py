@@ -251,3 +251,24 @@ def test_schedules_and_residence_said_without_an_owner_are_superseded(
 def test_a_quality_is_not_a_schedule() -> None:
     assert claims_of("The meeting is important.") == []
     assert claims_of("The review is maybe later.") == []
+
+
+@pytest.mark.parametrize(
+    ("older", "newer"),
+    [
+        ("Sarah works at Google as a designer.", "Sarah left Google and now works at Apple."),
+        ("Our team uses Jira for tracking bugs.", "We switched from Jira to Linear."),
+        ("The staging server is staging-01.", "The staging server is now staging-02."),
+        ("My phone number is 555-1234.", "My phone number is now 555-9876."),
+    ],
+)
+def test_changes_said_in_other_words_are_superseded(older: str, newer: str) -> None:
+    found = detect_conflicts(
+        [Source("old", older, datetime(2026, 1, 1, tzinfo=UTC))],
+        [Source("new", newer, datetime(2026, 2, 1, tzinfo=UTC))],
+    )
+    assert [(c.older, c.newer, c.strategy) for c in found] == [("old", "new", "supersede")]
+
+
+def test_moving_house_is_not_a_change_of_tool() -> None:
+    assert {c.relation for c in claims_of("Ken moved to Tokyo last year.")} == {"residence"}

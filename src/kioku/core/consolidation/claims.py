@@ -69,7 +69,10 @@ _STOP: Final = (
     r"nowadays|these days|too|again|already)\b)"
 )
 _VAL: Final = r"(?P<v>[^\s,;!?]+(?:(?:,\s+(?=[A-Z])|\s+)[^\s,;!?]+)*?)" + _STOP
-_NOW: Final = r"(?:(?:now|still|currently|also|recently|just|finally|already)\s+)?"
+_NOW: Final = (
+    r"(?:[a-z][\w'’-]*(?:\s+[A-Z]?[\w'’-]+){0,3}\s+and\s+)?"  # "left Google and (now works)"
+    r"(?:(?:now|still|currently|also|recently|just|finally|already)\s+)?"
+)
 _OBJ: Final = r"(?P<s>(?:[Tt]he\s+)?[\w][\w'’ -]{0,40}?)"
 
 _EN: Final = tuple(
@@ -86,7 +89,11 @@ _EN: Final = tuple(
         ),
         (rf"{_SUBJ}\s+{_NOW}(?:has\s+|have\s+)?joined\s+{_VAL}", "employer"),
         (rf"{_SUBJ}\s+{_NOW}(?:uses|use|is using|are using)\s+{_VAL}", "tool"),
-        (rf"{_SUBJ}\s+{_NOW}(?:has\s+|have\s+)?switched\s+(?:over\s+)?to\s+{_VAL}", "tool"),
+        (
+            rf"{_SUBJ}\s+{_NOW}(?:has\s+|have\s+)?(?:switched|migrated)\s+(?:over\s+)?"
+            rf"(?:from\s+[\w.-]+(?:\s+[\w.-]+)?\s+)?to\s+{_VAL}",
+            "tool",
+        ),
         (
             _SUBJ.replace("?P<s>", "?P<v>")
             + rf"\s+(?:is|are)\s+{_NOW}(?:in charge of|responsible for|the owner of)\s+"
@@ -118,6 +125,11 @@ _EN_SCHEDULE: Final = re.compile(
     rf"(?<![\w'’])(?:[Tt]he|[Oo]ur|[Mm]y)\s+(?P<a>{_SCHEDULE_EN})\s+(?:(?:is|was|has been|will be)"
     rf"\s+)?(?:now\s+|still\s+)?(?:moved\s+to\s+|changed\s+to\s+|pushed\s+to\s+|postponed\s+to\s+)?"
     + _VAL
+)
+#: "The staging server is now staging-02": a named thing's value, when it names something.
+_EN_STATE: Final = re.compile(
+    r"^(?:[Tt]he|[Oo]ur|[Mm]y)\s+(?P<a>[a-z][\w-]*(?:\s+[a-z][\w-]*){0,2}?)\s+(?:is|are)\s+"
+    r"(?:now\s+|still\s+|currently\s+)?(?!not\b|no\b|going\b|being\b)" + _VAL
 )
 #: A value that says when or where: a number, a day, a month, a name, or "in/at" a place.
 _WHEN_WHERE: Final = re.compile(
@@ -235,12 +247,18 @@ def _conditions(sentence: str) -> tuple[str, str | None]:
     return " ".join(sentence.split()).strip(" ,、"), found
 
 
+#: Ways a speaker names their own group: one subject.
+_WE: Final = frozenset({"we", "us", "our team", "the team", "our company", "our group"})
+
+
 def _subject(raw: str) -> str:
-    """A normalised subject, without a capitalised opener ("Yesterday Ken": ken)."""
+    """A normalised subject, without a capitalised opener ("Yesterday Ken": ken); "our team"
+    and "we" are one subject."""
     words = raw.split()
     while len(words) > 1 and words[0].lower() in _OPENERS:
         words.pop(0)
-    return normalise(" ".join(words))
+    subject = normalise(" ".join(words))
+    return "we" if subject in _WE else subject
 
 
 def _matches(sentence: str) -> Iterator[tuple[str, str, str]]:
@@ -258,9 +276,16 @@ def _matches(sentence: str) -> Iterator[tuple[str, str, str]]:
             if (not subject and relation != "in_charge") or subject in _PRONOUNS:
                 continue
             yield subject, name, normalise(groups["v"] or "")
+    scheduled = False
     for match in _EN_SCHEDULE.finditer(sentence):
         if _WHEN_WHERE.search(match.group("v")):  # "is at 3pm", not "is important"
+            scheduled = True
             yield "", normalise(match.group("a")), normalise(match.group("v"))
+    state = None if scheduled else _EN_STATE.search(sentence)
+    if state is not None and _WHEN_WHERE.search(state.group("v")):
+        attribute = normalise(state.group("a"))
+        if attribute not in _NOT_ATTRIBUTES:
+            yield "", attribute, normalise(state.group("v"))
     for match in _JA_SCHEDULE.finditer(sentence):
         yield "", normalise(match.group("a")), normalise(match.group("v").lstrip("の"))
     for match in _JA_RESIDENT.finditer(sentence):

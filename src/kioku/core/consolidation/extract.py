@@ -39,7 +39,7 @@ _TITLE_JA: Final = 20
 _LASTING_EN = re.compile(
     r"\b(?:lives?|living|lived) in\b|\b(?:moved|relocated|moving) to\b"
     r"|\bworks? (?:at|for|in|as|on)\b|\bworking (?:at|for)\b|\bjoined\b|\bis based in\b"
-    r"|\b(?:uses|use|using|prefers?|switched to)\b"
+    r"|\b(?:uses|use|using|prefers?|switched|migrated)\b"
     r"|\b(?:decided|agreed|chose|settled on)\b|\bdecision\b|\bwe(?:'ll| will) (?:use|go with)\b"
     r"|\brules?\b|\bpolic(?:y|ies)\b|\bguideline\b|\bconvention\b"
     r"|\b(?:always|never|must|should)\b"

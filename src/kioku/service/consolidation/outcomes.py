@@ -28,13 +28,17 @@ __all__ = ["Judged", "apply_outcomes", "judge_outcomes", "offline_outcome"]
 _SUCCESS: Final = re.compile(
     r"\b(?:it|that|this) (?:worked|works)\b|\bworked (?:fine|perfectly|great)\b|\bsucceeded\b"
     r"|\bsuccess(?:ful(?:ly)?)?\b|\b(?:all )?tests? pass(?:ed|es)?\b|\bfixed it\b"
-    r"|うまくいった|上手くいった|成功した|成功しました|できました|解決した|動いた|通った",
+    r"|\bdid the trick\b|\b(?:it's|it is|everything is|all) (?:working|good) now\b|\bwent through\b"
+    r"|うまくいった|上手くいった|うまくいきました|上手くいきました|成功した|成功しました|できました"
+    r"|解決した|解決しました|動いた|動きました|通った|通りました",
     re.IGNORECASE,
 )
 _FAILURE: Final = re.compile(
     r"\bfail(?:ed|s|ure)?\b|\bdid(?:n't| not) work\b|\bdoes(?:n't| not) work\b|\bbroke(?:n)?\b"
     r"|\berror\b|\bcrash(?:ed)?\b|\bstill (?:failing|broken)\b"
-    r"|失敗|うまくいかな|上手くいかな|動かな|エラー|通らな|ダメだった|だめだった",
+    r"|\bdid(?:n't| not) help\b|\bno luck\b"
+    r"|失敗|うまくいかな|上手くいかな|うまくいきませんでした|上手くいきませんでした|動かな"
+    r"|動きませんでした|エラー|通らな|ダメだった|だめだった",
     re.IGNORECASE,
 )
 
