@@ -116,12 +116,27 @@ def _share(wanted: set[str], memories: list[Any]) -> float:
     return len(wanted & found) / len(wanted)
 
 
+def _turns_of(kioku: Kioku, memories: list[Any]) -> list[Any]:
+    """Each found memory as the turns it stands for: an episode itself; a knowledge item or
+    procedure made by consolidation, the episodes it was lifted from (their turn ids are its
+    evidence), so an item that says what the evidence turn said counts as finding it."""
+    out: list[Any] = []
+    for memory in memories[:TOP_K]:
+        sources = getattr(memory.details, "source_episodes", ())
+        if memory.source_ids or not sources:
+            out.append(memory)
+            continue
+        merged = tuple(s for m in kioku.store.get_many(list(sources)) for s in m.source_ids)
+        out.append(replace(memory, source_ids=merged))
+    return out
+
+
 def _search(kioku: Kioku, questions: Questions, tally: Tally, key: str) -> None:
     for question, wanted, category in questions.items:
         t0 = time.perf_counter()
         result = kioku.search_memory(question, top_k=TOP_K)
         tally.latency[key].append(time.perf_counter() - t0)
-        score = _share(wanted, [found.memory for found in result.items])
+        score = _share(wanted, _turns_of(kioku, [found.memory for found in result.items]))
         tally.hits[key].append(score)
         tally.by_category[category][key].append(score)
 

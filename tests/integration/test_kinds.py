@@ -708,3 +708,11 @@ def test_another_agent_of_the_same_user_is_another_scope(kioku: Kioku, home: Pat
         with pytest.raises(MemoryNotFoundError):
             helper.read_memory(mine.id)
     assert kioku.get(mine.id) == mine
+
+
+def test_an_episode_written_on_purpose_can_be_protected(kioku: Kioku) -> None:
+    episode = kioku.write_memory("episode", "We signed the lease", title="lease", protected=True)
+    assert episode.protected
+    assert kioku.get(episode.id).protected
+    plain = kioku.write_memory("episode", "We had tea", title="tea")
+    assert not plain.protected

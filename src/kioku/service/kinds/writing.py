@@ -86,7 +86,12 @@ def write_memory(
     if not isinstance(text, str):
         raise ValidationError("text", text, "text")
     if chosen is Kind.EPISODE:
-        return remember_turn(engine, title or text, text if title else "").memory
+        episode = remember_turn(engine, title or text, text if title else "").memory
+        if protected and not episode.protected:
+            from kioku.service.remember.protection import protect
+
+            return protect(engine, episode.id)
+        return episode
     if chosen is Kind.PROFILE:
         raise ValidationError(
             "kind", kind, "episode, knowledge or procedure (profiles: use `kioku profile`)"
