@@ -23,6 +23,7 @@ from kioku.interfaces.cli import (
     ingest_cmds,
     kinds_cmds,
     maintenance_cmds,
+    mcp_cmds,
     memory_cmds,
     midterm_cmds,
     mirror_cmds,
@@ -113,6 +114,7 @@ for _command in [
     *erase_cmds.COMMANDS,
     *maintenance_cmds.COMMANDS,
     *mirror_cmds.COMMANDS,
+    *mcp_cmds.COMMANDS,
     config_group,
 ]:
     cli.add_command(_command)
