@@ -1,2 +1,2 @@
-"""Interfaces: the CLI and Claude Code now; MCP and HTTP later. They parse, call the service,
-render."""
+"""Interfaces: the CLI, Claude Code and MCP (stdio) now; HTTP later. They parse, call the
+service, render."""
