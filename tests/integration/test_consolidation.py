@@ -335,3 +335,16 @@ def test_forgetting_an_episode_erases_what_was_consolidated_from_it(
         assert isinstance(kept.details, KnowledgeDetails)
         assert kept.details.source_episodes == (again.id,)
     assert _bytes_of(home, "zanzibarquux") == []
+
+
+def test_deliberate_search_does_not_show_a_fact_twice(kioku: Kioku, clock: FixedClock) -> None:
+    said = say(kioku, clock, 0, "The quokkafarm orchard is in Nagano.")
+    other = say(kioku, clock, 0, "The quokkafarm barn needs paint before winter")
+    consolidate(kioku, clock, 1)
+    [item] = [m for m in items(kioku, Kind.KNOWLEDGE) if "orchard" in m.content]
+    found = [f.memory.id for f in kioku.search_memory("quokkafarm orchard Nagano").items]
+    assert (item.id in found) != (said.id in found)  # the fact once, as the item or the episode
+    assert other.id in found
+    written = kioku.write_memory("knowledge", "The quokkafarm orchard is in Nagano, row 4.")
+    again = [f.memory.id for f in kioku.search_memory("quokkafarm orchard Nagano").items]
+    assert written.id in again  # written on purpose: always shown

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
-from kioku.core.kinds import KnowledgeDetails
+from kioku.core.kinds import KnowledgeDetails, ProcedureDetails
 from kioku.core.model import Kind, Memory
 from kioku.core.presets import effective_weights
 from kioku.core.validate import check_kind
@@ -151,12 +151,15 @@ def search_memory(
             scored.append((score, key))
     scored.sort(key=lambda item: (-item[0], item[1]))
     # Every search applied the kinds and time bounds; _within is a last check.
-    chosen = [key for _, key in scored[: top_k * 2]]
+    chosen = [key for _, key in scored[: top_k * 3]]
     memories = {m.id: m for m in store.get_many(chosen)}
     items: list[Found] = []
+    covered: set[str] = set()  # episodes a result already stands for
     for key in chosen:
         memory = memories.get(key)
         if memory is None or not _within(memory, since, until):
+            continue
+        if _said_already(memory, covered):
             continue
         lexical = lexical_of[key]
         where = tuple(
@@ -178,6 +181,27 @@ def search_memory(
     if Kind.EPISODE.value in wanted and until is None:
         extra = search_midterm(engine, terms, engine.clock.now(), top_k)
     return SearchResult(text, wanted, include_archive, tuple(items), extra)
+
+
+def _said_already(memory: Memory, covered: set[str]) -> bool:
+    """Whether a better-ranked result already says this: an episode a consolidated item was
+    lifted from, or a consolidated item whose episodes are all shown. It marks what ``memory``
+    stands for as covered when it is kept."""
+    details = memory.details
+    made = (isinstance(details, KnowledgeDetails) and details.auto_consolidated) or (
+        isinstance(details, ProcedureDetails) and details.auto_distilled
+    )
+    if made and isinstance(details, KnowledgeDetails | ProcedureDetails):
+        sources = set(details.source_episodes)
+        if sources and sources <= covered:
+            return True
+        covered.update(sources)
+        return False
+    if memory.kind is Kind.EPISODE:
+        if memory.id in covered:
+            return True
+        covered.add(memory.id)
+    return False
 
 
 def _log_search(engine: Engine, query: str, items: Sequence[Found]) -> None:
