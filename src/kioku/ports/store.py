@@ -21,6 +21,7 @@ from kioku.ports.store_records import (
     ActivityFields,
     ActivityQuery,
     ActivityRow,
+    ApiKey,
     ConsolidationDoneError,
     ConsolidationRun,
     MemoryVersion,
@@ -46,6 +47,7 @@ __all__ = [
     "ActivityFields",
     "ActivityQuery",
     "ActivityRow",
+    "ApiKey",
     "ConsolidationDoneError",
     "ConsolidationRun",
     "IntegrityReport",
@@ -526,6 +528,28 @@ class Store(Protocol):
 
     def set_low_activity(self, ids: Sequence[str], since: datetime | None) -> int:
         """Mark these memories of low activity since ``since`` (None: clear it); how many."""
+        ...
+
+    # API keys of the server (schema 10).
+
+    def add_key(self, key: ApiKey) -> None:
+        """Keep a new API key; StoreError when one with its id exists."""
+        ...
+
+    def keys(self, include_revoked: bool = False) -> builtins.list[ApiKey]:
+        """The API keys (the revoked ones too when asked), oldest first."""
+        ...
+
+    def key_by_id(self, key_id: str) -> ApiKey | None:
+        """The API key with this id, revoked or not; None when there is none."""
+        ...
+
+    def revoke_key(self, key_id: str, at: datetime) -> bool:
+        """Revoke a key at ``at``; False when there is no such key or it was revoked."""
+        ...
+
+    def touch_key(self, key_id: str, at: datetime) -> None:
+        """Note that the key was used at ``at``."""
         ...
 
     def scrub(self) -> ScrubReport:

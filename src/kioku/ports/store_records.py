@@ -1,5 +1,6 @@
 """Records the Store port exchanges for cold storage and the activity log (schema 8), and
-for consolidation, forgetting, resolution propagation and the mid-term tier (schema 9)."""
+for consolidation, forgetting, resolution propagation and the mid-term tier (schema 9), and
+the server's API keys (schema 10)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ __all__ = [
     "ActivityFields",
     "ActivityQuery",
     "ActivityRow",
+    "ApiKey",
     "ConsolidationDoneError",
     "ConsolidationRun",
     "MemoryVersion",
@@ -161,3 +163,22 @@ class ActivityFields(Record):
     archived: bool
     low_since: datetime | None
     details: Details | None
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class ApiKey(Record):
+    """An API key of the server, as kept: never the key itself, only its SHA-256.
+
+    ``id`` is the key's public prefix (``kk_3f9a1c2b``); the key grants ``rights``
+    (``read`` or ``read-write``) on the one scope ``user_id``/``agent_id``.
+    """
+
+    id: str
+    name: str
+    secret_hash: str
+    user_id: str
+    agent_id: str
+    rights: str
+    created_at: datetime
+    revoked_at: datetime | None = None
+    last_used_at: datetime | None = None

@@ -21,6 +21,7 @@ from kioku.interfaces.cli import (
     hook_cmds,
     hooks_install_cmds,
     ingest_cmds,
+    keys_cmds,
     kinds_cmds,
     maintenance_cmds,
     mcp_cmds,
@@ -115,6 +116,7 @@ for _command in [
     *maintenance_cmds.COMMANDS,
     *mirror_cmds.COMMANDS,
     *mcp_cmds.COMMANDS,
+    *keys_cmds.COMMANDS,
     config_group,
 ]:
     cli.add_command(_command)

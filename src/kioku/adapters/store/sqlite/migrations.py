@@ -19,7 +19,8 @@ Japanese proper nouns (people, places, names: 田中, 東京) are lexical terms 
 Version 8 adds memory kinds (knowledge, procedures, profiles), cold storage of original texts
 and the unified activity log (see :mod:`kioku.adapters.store.sqlite.kinds_schema`). Version 9
 adds what consolidation, active forgetting, resolution propagation and the mid-term tier keep
-(see :mod:`kioku.adapters.store.sqlite.consolidation_schema`).
+(see :mod:`kioku.adapters.store.sqlite.consolidation_schema`). Version 10 adds the server's
+API keys (see :mod:`kioku.adapters.store.sqlite.keys_schema`).
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from typing import Final
 from kioku.adapters.store.sqlite import (
     consolidation_schema,
     erasure,
+    keys_schema,
     kinds_schema,
     schema_v2,
     search,
@@ -146,6 +148,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "lexical_proper_nouns", (search.backfill,)),
     Migration(8, "memory_kinds", (_sql_step(*kinds_schema.KINDS_SCHEMA),)),
     Migration(9, "consolidation", (_sql_step(*consolidation_schema.CONSOLIDATION_SCHEMA),)),
+    Migration(10, "api_keys", (_sql_step(*keys_schema.KEYS_SCHEMA),)),
 )
 
 #: The schema version this code writes and expects.

@@ -42,6 +42,7 @@ from kioku.adapters.store.sqlite.queries import (
     where_clause,
 )
 from kioku.adapters.store.sqlite.store_consolidation import ConsolidationPart
+from kioku.adapters.store.sqlite.store_keys import KeysPart
 from kioku.adapters.store.sqlite.store_kinds import KindsPart, search_scope
 from kioku.adapters.store.sqlite.vector_layout import cache_dir, file_name
 from kioku.adapters.store.sqlite.vector_version import embedding_models, read_version
@@ -78,7 +79,7 @@ __all__ = ["DEFAULT_BUSY_TIMEOUT_MS", "SqliteStore", "open_sqlite_store"]
 DEFAULT_BUSY_TIMEOUT_MS: Final = 30_000
 
 
-class SqliteStore(KindsPart, ConsolidationPart):
+class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
     """A :class:`~kioku.ports.store.Store` kept in one SQLite file (WAL mode)."""
 
     def __init__(self, path: Path, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
