@@ -32,6 +32,7 @@ __all__ = [
     "consolidator_of",
     "is_current",
     "log_entry",
+    "normal_text",
     "source_of",
     "stable_id",
     "terms_of",
@@ -190,6 +191,11 @@ def active_items(engine: Engine, kind: Kind) -> list[Memory]:
         order=Order.CREATED_ASC,
     )
     return [m for m in engine.store.iter(flt) if is_current(m)]
+
+
+def normal_text(text: str) -> str:
+    """What two texts compare by when asking whether they say the same words."""
+    return " ".join(text.lower().split())
 
 
 def with_sources(details: KnowledgeDetails, extra: Sequence[str]) -> KnowledgeDetails:

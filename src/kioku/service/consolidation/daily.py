@@ -146,7 +146,6 @@ def plan_daily(
         nli=nli,
         terms=terms,
         resolved=[r.item for r in resolutions],
-        moment=moment,
     )
     actions += plan.actions
     actions += plan_downscaling(engine, moment)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from kioku.core.kinds import KnowledgeDetails, ProcedureDetails
 from kioku.core.model import Kind, Memory
 from kioku.ports.store import MemoryFilter, MemoryPatch
+from kioku.service.consolidation.common import normal_text
 
 if TYPE_CHECKING:
     from kioku.service.engine import Engine
@@ -21,22 +22,18 @@ if TYPE_CHECKING:
 __all__ = ["derived_to_erase"]
 
 
-def _normal(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
 def _still_said(engine: Engine, item: Memory, others: list[str]) -> bool:
     """Whether a remaining source episode says the item's text word for word."""
     if not others:
         return False
-    said = _normal(item.content)
+    said = normal_text(item.content)
     kept = engine.store.originals(others)
     for source in engine.store.get_many(others):
         original = kept.get(source.id)
         texts = [source.trigger, source.content]
         if original is not None:
             texts += [original.trigger, original.content]
-        if any(said in _normal(t) for t in texts):
+        if any(said in normal_text(t) for t in texts):
             return True
     return False
 

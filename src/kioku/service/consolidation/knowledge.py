@@ -23,6 +23,7 @@ from kioku.service.consolidation.common import (
     Run,
     chunked,
     knowledge_details,
+    normal_text,
     stable_id,
     with_sources,
 )
@@ -87,10 +88,6 @@ def _sources(memory: Memory) -> tuple[str, ...]:
     return knowledge_details(memory).source_episodes
 
 
-def _normal(text: str) -> str:
-    return " ".join(text.lower().split())
-
-
 def plan_knowledge(
     engine: Engine,
     episodes: Sequence[Source],
@@ -100,7 +97,6 @@ def plan_knowledge(
     nli: Nli | None,
     terms: Terms,
     resolved: Sequence[str],
-    moment: datetime,
 ) -> KnowledgePlan:
     """Extract, de-duplicate and validate the day's knowledge candidates."""
     from kioku.core.consolidation.extract import extract_knowledge
@@ -120,7 +116,7 @@ def plan_knowledge(
         )
     by_id = {e.id: e for e in episodes}
     known = {m.id: m for m in current}
-    exact = {_normal(m.content): m for m in current}
+    exact = {normal_text(m.content): m for m in current}
     index = TermIndex(terms)
     for m in current:
         index.add(m.id, m.content)
@@ -129,7 +125,7 @@ def plan_knowledge(
         sources = [by_id[s] for s in candidate.sources if s in by_id]
         if not text or not sources:
             continue
-        same = exact.get(_normal(text))
+        same = exact.get(normal_text(text))
         if same is None:
             alike = index.alike(text, cfg.duplicate_similarity)
             same = known[alike[0][1]] if alike else None
@@ -148,11 +144,10 @@ def plan_knowledge(
         )
         plan.new[memory.id] = memory
         known[memory.id] = memory
-        exact[_normal(memory.content)] = memory
+        exact[normal_text(memory.content)] = memory
         index.add(memory.id, memory.content)
         plan.actions.append(store_new(plan, memory.id))
         plan.actions[-1].why += f"; validated ({verdict.stage}: {verdict.reason})"
-    del moment  # the items are valid from their sources' time, not the run's
     return plan
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Final
 from kioku.core.consolidation.model import Terms
 from kioku.core.model import Memory
 from kioku.ports.store_records import Resolution
-from kioku.service.consolidation.common import Action, knowledge_details
+from kioku.service.consolidation.common import Action, knowledge_details, normal_text
 from kioku.service.consolidation.conflicts import resolve
 from kioku.service.consolidation.knowledge import KnowledgePlan, new_knowledge, store_new
 
@@ -93,7 +93,7 @@ def plan_resolution_updates(
             continue
         target = max(open_items, key=lambda m: term_similarity(m.content, text, terms))
         used.add(target.id)
-        same = [m for m in plan.new.values() if " ".join(m.content.lower().split()) == text.lower()]
+        same = [m for m in plan.new.values() if normal_text(m.content) == normal_text(text)]
         if same:  # the day's extraction lifted the same words: that item is the update
             memory = same[0]
         else:
