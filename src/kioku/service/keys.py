@@ -71,6 +71,7 @@ class UnknownKeyError(KiokuError):
 class KeyGrant(Record):
     """What a verified key allows: ``rights`` on the scope ``user_id``/``agent_id``."""
 
+    key_id: str
     user_id: str
     agent_id: str
     rights: str
@@ -137,9 +138,9 @@ def revoke_key(engine: Engine, key_id: str) -> ApiKey:
     return revoked
 
 
-def verify_key(engine: Engine, plain: str) -> KeyGrant:
+def verify_key(engine: Engine, plain: str, *, touch: bool = True) -> KeyGrant:
     """What a presented key grants; AuthError when it is malformed, unknown or revoked.
-    A key that passes is marked used now."""
+    A key that passes is marked used now, unless ``touch`` is false."""
     match = _KEY.fullmatch(plain) if isinstance(plain, str) else None
     if match is None:
         raise AuthError()
@@ -148,5 +149,6 @@ def verify_key(engine: Engine, plain: str) -> KeyGrant:
     same = hmac.compare_digest(_hash(plain).encode("ascii"), expected.encode("ascii"))
     if key is None or not same or key.revoked_at is not None:
         raise AuthError()
-    engine.store.touch_key(key.id, engine.clock.now())
-    return KeyGrant(user_id=key.user_id, agent_id=key.agent_id, rights=key.rights)
+    if touch:
+        engine.store.touch_key(key.id, engine.clock.now())
+    return KeyGrant(key_id=key.id, user_id=key.user_id, agent_id=key.agent_id, rights=key.rights)

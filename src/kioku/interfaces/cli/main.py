@@ -25,6 +25,7 @@ from kioku.interfaces.cli import (
     kinds_cmds,
     maintenance_cmds,
     mcp_cmds,
+    serve_cmds,
     memory_cmds,
     midterm_cmds,
     mirror_cmds,
@@ -116,6 +117,7 @@ for _command in [
     *maintenance_cmds.COMMANDS,
     *mirror_cmds.COMMANDS,
     *mcp_cmds.COMMANDS,
+    *serve_cmds.COMMANDS,
     *keys_cmds.COMMANDS,
     config_group,
 ]:
