@@ -2,7 +2,8 @@
 """Set up and run kioku from a fresh clone with nothing but python3 and pip.
 
     python3 tasks.py demo    # the main job: a guided tour on the embedded default store
-    python3 tasks.py test    # lint, type-check and the whole test suite
+    python3 tasks.py test    # lint, type-check and the whole test suite (installs Debian's
+                             # chromium for the web UI's browser tests when run as root)
     python3 tasks.py test -m "not slow" tests/unit   # any further arguments go to pytest
 
 The tests run on every core (pytest-xdist ``-n auto``) unless the arguments choose ``-n``
@@ -50,7 +51,7 @@ def ensure_venv(extras: str) -> None:
 
 
 def demo() -> None:
-    ensure_venv("")
+    ensure_venv("server")  # so `.venv/bin/kioku serve` works after the tour
     if DEMO_HOME.exists():
         shutil.rmtree(DEMO_HOME)
     _run(PY, ROOT / "examples" / "tour.py", "--home", DEMO_HOME)
@@ -67,6 +68,35 @@ def _parallel(pytest_args: list[str]) -> list[str]:
         if arg.startswith("-p") and plugin.strip() == "no:xdist":
             return []
     return ["-n", "auto"]
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def ensure_chromium() -> None:
+    """Install Debian's chromium for the web UI's browser tests when it is missing and we can
+    (apt-get, as root). Never fatal: without it those tests skip and say how to install it."""
+    if CHROMIUM.exists():
+        return
+    apt = shutil.which("apt-get")
+    if apt is None or not hasattr(os, "geteuid") or os.geteuid() != 0:
+        print(
+            f"{CHROMIUM} is missing: the web UI tests will be skipped "
+            "(as root on Debian: apt-get install --no-install-recommends chromium)",
+            flush=True,
+        )
+        return
+    print(f"{CHROMIUM} is missing: installing Debian's chromium for the web UI tests", flush=True)
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    try:
+        _run(apt, "update", env=env)
+        _run(apt, "install", "-y", "--no-install-recommends", "chromium", env=env)
+    except (OSError, subprocess.CalledProcessError) as exc:
+        print(
+            f"could not install chromium ({exc}); the web UI tests will be skipped. "
+            "Install it with: apt-get install --no-install-recommends chromium",
+            flush=True,
+        )
 
 
 def test(pytest_args: list[str]) -> None:
@@ -86,6 +116,7 @@ def test(pytest_args: list[str]) -> None:
         "tasks.py",
     )
     _run(PY, "-m", "mypy", "src")
+    ensure_chromium()
     _run(PY, "-m", "pytest", *_parallel(pytest_args), *pytest_args)
 
 

@@ -169,3 +169,13 @@ def test_a_version_9_store_opens_with_its_data(tmp_path: Path) -> None:
         assert [k.id for k in store.keys(include_revoked=False)] == ["kk_00000001"]
         report = store.check_integrity()
         assert (report.ok, report.schema_version) == (True, LATEST_VERSION), report.problems
+
+
+def test_delete_keys_takes_every_key_of_one_user(store: Store) -> None:
+    store.add_key(_key(1))
+    store.add_key(_key(2))
+    store.revoke_key("kk_00000002", BASE_TIME + timedelta(hours=1))
+    store.add_key(_key(3, user_id="bob"))
+    assert store.delete_keys("alice") == 2
+    assert [k.id for k in store.keys(include_revoked=True)] == ["kk_00000003"]
+    assert store.delete_keys("alice") == 0

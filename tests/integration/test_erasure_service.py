@@ -80,6 +80,12 @@ def test_erase_user_with_its_token(tmp_path: Path) -> None:
         gil2.remember("gil on another agent", "c", intensity=40, category="work")
     with Kioku.open(home, env={}, user_id="hal") as hal:
         hal.remember("hal stays", "c", intensity=40, category="work")
+        from kioku.service import keys
+
+        gil_key = keys.create_key(hal, "gil's phone", "gil", "a1")[1]
+        keys.create_key(hal, "gil's old laptop", "gil", "a2")
+        keys.revoke_key(hal, keys.list_keys(hal)[-1].id)
+        keys.create_key(hal, "hal's app", "hal", "default")
         plan = hal.plan_erasure("gil")
         assert (plan.memories, plan.by_agent, plan.source_ids) == (2, {"a1": 1, "a2": 1}, 1)
         with pytest.raises(ErasureTokenError):
@@ -87,6 +93,11 @@ def test_erase_user_with_its_token(tmp_path: Path) -> None:
         assert hal.plan_erasure("gil").memories == 2
         report = hal.erase_user("gil", plan.token)
         assert (report.erased, report.tombstoned, report.state_rows_deleted) == (2, 1, 1)
+        # Gil's keys, the revoked one too, are gone with gil: names are gil's words.
+        assert report.api_keys_deleted == 2
+        assert [k.user_id for k in keys.list_keys(hal, include_revoked=True)] == ["hal"]
+        with pytest.raises(keys.AuthError):
+            keys.verify_key(hal, gil_key)
         assert hal.plan_erasure("gil").memories == 0
         assert hal.count() == 1
         assert hal.store.get_state("working_memory:gil:a1:s1") is None

@@ -36,3 +36,20 @@ def test_a_store_with_keys_needs_one(tmp_path: Path) -> None:
             assert wrong.get("v1/memories").status_code == 401
         with served.client(key) as alice:
             assert alice.get("v1/memories").status_code == 200
+        # The web UI's cookie is not a key for the API: a cross-site request cannot ride it.
+        with served.client(cookies={"kioku_key": key}) as cookie_only:
+            assert cookie_only.get("v1/memories").status_code == 401
+
+
+def test_stops_cleanly_on_sigterm(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    with serving(home) as served:
+        with served.client() as client:
+            client.get("v1/memories")
+        served.process.terminate()
+        # uvicorn stops gracefully, then ends by the signal it was sent.
+        assert served.process.wait(timeout=60) in (0, -15)
+        assert served.process.stderr is not None
+        assert "server stopped; the store is closed" in served.process.stderr.read()
+    checked = kioku(home, "doctor")
+    assert checked.returncode == 0, checked.stdout + checked.stderr

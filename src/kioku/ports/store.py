@@ -552,6 +552,10 @@ class Store(Protocol):
         """Note that the key was used at ``at``."""
         ...
 
+    def delete_keys(self, user_id: str) -> int:
+        """Delete every API key of ``user_id``, revoked or not; how many."""
+        ...
+
     def scrub(self) -> ScrubReport:
         """After erasures have committed: take the erased bytes off the store's files."""
         ...

@@ -94,6 +94,32 @@ class Mind:
             at=at,
         )
 
+    def edit_memory(
+        self,
+        memory_id: str,
+        *,
+        trigger: str | None = None,
+        content: str | None = None,
+        category: str | None = None,
+        intensity: int | None = None,
+        tags: Sequence[str] | None = None,
+        keywords: Sequence[str] | None = None,
+    ) -> Memory:
+        """Change some fields of a memory by hand (only those given): checked as a new
+        memory is, the old state kept as a version, its text re-indexed and re-embedded."""
+        from kioku.service.kinds.editing import edit_memory
+
+        return edit_memory(
+            self._engine(),
+            memory_id,
+            trigger=trigger,
+            content=content,
+            category=category,
+            intensity=intensity,
+            tags=tags,
+            keywords=keywords,
+        )
+
     def report_procedure_outcome(self, memory_id: str, success: bool) -> Memory:
         """Count one success or failure of a procedure; its confidence follows."""
         from kioku.service.kinds.writing import record_outcome

@@ -25,7 +25,6 @@ from kioku.interfaces.cli import (
     kinds_cmds,
     maintenance_cmds,
     mcp_cmds,
-    serve_cmds,
     memory_cmds,
     midterm_cmds,
     mirror_cmds,
@@ -33,6 +32,7 @@ from kioku.interfaces.cli import (
     profile_cmds,
     recall_cmds,
     schedule_cmds,
+    serve_cmds,
     simulate_cmds,
     turn_cmds,
 )

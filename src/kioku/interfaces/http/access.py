@@ -1,10 +1,11 @@
 """Who a request acts for: its API key, or the default owner on a server without keys.
 
-A key comes as ``Authorization: Bearer kk_...`` (or, for the web UI, the ``kioku_key``
-cookie its sign-in form sets). When the store has a live key, or the server listens
-beyond loopback, every request needs one. Without keys, on loopback, requests act for
-the store's default owner with every right, and only when addressed to a loopback host
-name, so a web page cannot reach the server through a rebound DNS name.
+A key comes as ``Authorization: Bearer kk_...`` (or, for the web UI's pages only, the
+``kioku_key`` cookie its sign-in form sets; the API and MCP ignore it). When the store has
+a live key, or the server listens beyond loopback, every request needs one. Without keys,
+on loopback, requests act for the store's default owner with every right, and only when
+addressed to a loopback host name, so a web page cannot reach the server through a
+rebound DNS name.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ def presented_key(conn: HTTPConnection) -> str | None:
                 hint="send `Authorization: Bearer kk_...` with a key from `kioku keys create`",
             )
         return token.strip()
+    if conn.url.path.startswith(("/v1", "/mcp")):
+        return None  # the API and MCP take keys in the header only: no cookie rides along
     return conn.cookies.get(KEY_COOKIE) or None
 
 

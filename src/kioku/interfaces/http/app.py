@@ -20,7 +20,14 @@ from kioku import __version__
 from kioku.errors import KiokuError
 from kioku.interfaces.http import mcp_mount, routes
 from kioku.interfaces.http.limits import BodyLimit
-from kioku.interfaces.http.problems import MEDIA_TYPE, Problem, problem_body, status_of
+from kioku.interfaces.http.problems import (
+    MEDIA_TYPE,
+    Problem,
+    errors_of,
+    hint_of,
+    problem_body,
+    status_of,
+)
 from kioku.interfaces.http.settings import ServerState
 
 __all__ = ["create_app"]
@@ -55,7 +62,7 @@ def _install_handlers(app: FastAPI) -> None:
     @app.exception_handler(KiokuError)
     async def on_kioku(request: Request, exc: KiokuError) -> JSONResponse:
         status, kind = status_of(exc)
-        return _problem(request, status, kind, exc.message, hint=exc.hint)
+        return _problem(request, status, kind, exc.message, hint=hint_of(exc), **errors_of(exc))
 
     @app.exception_handler(RequestValidationError)
     async def on_invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -109,6 +116,8 @@ def create_app(state: ServerState, *, ui: bool = True, mcp: bool = True) -> Fast
                 yield
             finally:
                 state.tenants.close()
+                if state.on_stop is not None:
+                    state.on_stop()
 
     app = FastAPI(
         title="kioku",

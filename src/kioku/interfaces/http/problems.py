@@ -17,7 +17,15 @@ from kioku.errors import (
     StoreLockedError,
 )
 
-__all__ = ["PROBLEM_TYPE", "Problem", "problem_body", "status_of"]
+__all__ = [
+    "KINDS",
+    "PROBLEM_TYPE",
+    "Problem",
+    "errors_of",
+    "hint_of",
+    "problem_body",
+    "status_of",
+]
 
 #: Where the problem types are described (a relative reference, per RFC 9457 §3.1.1).
 PROBLEM_TYPE: Final = "/v1/problems#"
@@ -35,6 +43,34 @@ _TITLES: Final = {
     422: "Invalid request",
     500: "Internal error",
     503: "Busy",
+}
+
+
+#: Every problem ``kind`` the API answers with (``type`` is ``/v1/problems#<kind>``), and
+#: what it means.
+KINDS: Final = {
+    "malformed-json": "The request body is not valid JSON. Send one JSON object.",
+    "invalid": "The request does not fit the route: `errors` names each field that is wrong "
+    "and why. /v1/openapi.json describes what each route takes.",
+    "confirmation-required": "An erasure needs its confirmation: repeat the memory's id as "
+    "`confirm` (DELETE /v1/memories/{id}?confirm={id}). Nothing was erased.",
+    "unauthorized": "No API key, or one that is malformed, unknown or revoked. Send "
+    "`Authorization: Bearer kk_...` with a live key.",
+    "forbidden": "The key may not do this: a read-only key on a writing route, a store-wide "
+    "operation asked with a key, or a keyless request to a name that is not loopback.",
+    "not-found": "No such route, or no memory, profile or key with that id for the caller's "
+    "owner (another owner's ids are not found either).",
+    "method-not-allowed": "The route exists but not with this HTTP method.",
+    "conflict": "The request conflicts with the store's state (a period already "
+    "consolidated, a batch asked for too far ahead, an id already used).",
+    "protected": "The memory is protected (erase it with force=true, or unprotect it first), "
+    "or the protected-memory limit is reached (unprotect one of the listed memories).",
+    "too-large": "The request body is larger than the server's --max-body. Send less at once.",
+    "unsupported-media-type": "The API reads JSON: send `Content-Type: application/json`.",
+    "busy": "The store is locked by another writer, or a batch is running. Retry shortly.",
+    "http": "Another HTTP error, as its status says.",
+    "internal": "kioku failed on this request; the server's log has the details and nothing "
+    "was half-written.",
 }
 
 
@@ -68,6 +104,37 @@ def status_of(exc: KiokuError) -> tuple[int, str]:
     if exc.exit_code == 2:
         return 422, "invalid"
     return 500, "internal"
+
+
+def errors_of(exc: KiokuError) -> dict[str, Any]:
+    """The ``errors`` member of a refused value (the field and what it must be), if any."""
+    field = getattr(exc, "field", None)
+    allowed = getattr(exc, "allowed", None)
+    if isinstance(field, str) and isinstance(allowed, str):
+        return {"errors": [{"field": field, "problem": f"expected {allowed}"}]}
+    return {}
+
+
+def hint_of(exc: KiokuError) -> str | None:
+    """How to fix a kioku error over HTTP (its own hint names the command line's fix)."""
+    if isinstance(exc, MemoryNotFoundError):
+        if exc.memory_id.startswith("profile of "):
+            return "GET /v1/profiles lists the people the caller's memory knows"
+        return "GET /v1/memories (or POST /v1/search) lists the ids of the caller's memories"
+    if isinstance(exc, ProtectedMemoryError):
+        return (
+            f"DELETE /v1/memories/{exc.memory_id}/protect first, or repeat the erasure with "
+            "force=true to erase it anyway"
+        )
+    if isinstance(exc, ProtectionLimitError):
+        listed = ", ".join(c.id for c in exc.candidates)
+        return (
+            f"unprotect one of the oldest protected memories first (DELETE "
+            f"/v1/memories/{{id}}/protect): {listed}"
+            if listed
+            else "raise protection.max_protected_memories in the server's config"
+        )
+    return exc.hint
 
 
 def problem_body(

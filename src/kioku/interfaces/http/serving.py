@@ -106,6 +106,7 @@ def run_server(
         tenants=tenants,
         require_keys=require_keys or not local,
         max_body_bytes=max_body_bytes,
+        on_stop=lambda: click.echo("kioku: server stopped; the store is closed", err=True),
     )
     sock = bind(host, port)
     url = _url(sock)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -22,3 +23,5 @@ class ServerState:
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES
     #: Signs the web UI's form tokens; random per server process.
     secret: bytes = field(default_factory=lambda: secrets.token_bytes(32))
+    #: Called once the server has stopped and closed the store.
+    on_stop: Callable[[], None] | None = None

@@ -137,6 +137,8 @@ class ErasureReport(Record):
     scrub: ScrubReport
     #: The erased memory, for ``forget``.
     memory: Memory | None = field(default=None, repr=False, compare=False)
+    #: The API keys of the user deleted with it, for ``erase_user``.
+    api_keys_deleted: int = 0
 
     def to_dict(self) -> dict[str, object]:
         return {
@@ -148,6 +150,7 @@ class ErasureReport(Record):
             "log_rows_deleted": self.log_rows_deleted,
             "state_rows_deleted": self.state_rows_deleted,
             "audit_seq": self.audit_seq,
+            "api_keys_deleted": self.api_keys_deleted,
             "backups_containing": [b.to_dict() for b in self.backups],
             "scrub": {
                 "index_merged": self.scrub.index_merged,
@@ -221,6 +224,7 @@ def erase_user(engine: Engine, user_id: str, token: str) -> ErasureReport:
         tombstoned = store.add_tombstones(sources, engine.clock.now())
         log_rows = store.delete_log(user_id)
         activity_rows = store.delete_activity(user_id)
+        keys_deleted = store.delete_keys(user_id)
         state_rows = store.delete_state(_WORKING_MEMORY_PREFIX.format(user=user_id))
         # Session-boundary encoding's points (memory ids and times, keyed by the user).
         user_json = json.dumps(user_id)
@@ -236,6 +240,7 @@ def erase_user(engine: Engine, user_id: str, token: str) -> ErasureReport:
                 "tombstoned_source_ids": tombstoned,
                 "log_rows_deleted": log_rows,
                 "activity_events_deleted": activity_rows,
+                "api_keys_deleted": keys_deleted,
                 "state_rows_deleted": state_rows,
                 "backups_still_containing": [b.path for b in backups if b.exists],
             },
@@ -251,6 +256,7 @@ def erase_user(engine: Engine, user_id: str, token: str) -> ErasureReport:
         audit_seq=seq,
         backups=backups,
         scrub=_scrub_if_outside(engine),
+        api_keys_deleted=keys_deleted,
     )
 
 

@@ -77,3 +77,7 @@ class KeysPart:
             conn.execute(
                 "UPDATE api_keys SET last_used_at = ? WHERE id = ?", (format_ts(at), key_id)
             )
+
+    def delete_keys(self, user_id: str) -> int:
+        with self._writing() as conn:
+            return conn.execute("DELETE FROM api_keys WHERE user_id = ?", (user_id,)).rowcount
