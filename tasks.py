@@ -75,7 +75,8 @@ CHROMIUM = Path("/usr/bin/chromium")
 
 def ensure_chromium() -> None:
     """Install Debian's chromium for the web UI's browser tests when it is missing and we can
-    (apt-get, as root). Never fatal: without it those tests skip and say how to install it."""
+    (apt-get, as root); a failed install stops the run. Elsewhere those tests skip and say
+    how to install it."""
     if CHROMIUM.exists():
         return
     apt = shutil.which("apt-get")
@@ -93,10 +94,11 @@ def ensure_chromium() -> None:
         _run(apt, "install", "-y", "--no-install-recommends", "chromium", env=env)
     except (OSError, subprocess.CalledProcessError) as exc:
         print(
-            f"could not install chromium ({exc}); the web UI tests will be skipped. "
+            f"could not install chromium ({exc}), which the web UI tests need. "
             "Install it with: apt-get install --no-install-recommends chromium",
             flush=True,
         )
+        raise
 
 
 def test(pytest_args: list[str]) -> None:

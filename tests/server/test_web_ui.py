@@ -273,9 +273,13 @@ def test_simulate_runs_and_charts_the_levels(page: Any) -> None:
     page.fill("#days", "20")
     page.fill("#per_day", "2")
     page.click("button:has-text('Run the simulation')")
+    # The run goes on in the background; its own page follows it until the result is in.
     page.wait_for_selector("#result-title", timeout=120_000)
+    assert re.search(r"/simulate/[A-Za-z0-9_-]{16}$", page.url)
     assert "20 days simulated" in page.locator("#result-title").inner_text()
     assert page.locator("svg.stacked path.band1").count() == 1
+    page.goto(page.url[: page.url.rindex("/") + 1] + "not-a-run")
+    assert "No such simulation" in page.locator("main").inner_text()
 
 
 def test_ui_headers(server: Served) -> None:

@@ -1,8 +1,8 @@
 """``/simulate``: the nightly batch replayed day after day on a throwaway store.
 
 The simulation is kioku's own (:mod:`kioku.service.lifecycle.simulate`): a temporary store, no
-provider called, nothing real written. The page keeps it small by default so it answers in
-seconds; the form asks for more.
+provider called, nothing real written. By default a year; it runs in the background
+(:mod:`kioku.interfaces.web.simulations`) and its page, ``/simulate/{run}``, follows it.
 """
 
 from __future__ import annotations
@@ -16,8 +16,10 @@ from starlette.responses import Response
 from kioku.core.model import Level
 from kioku.errors import KiokuError
 from kioku.interfaces.web.charts import stacked_chart
+from kioku.interfaces.web.simulations import Job, Progress, Simulations
 
 if TYPE_CHECKING:
+    from kioku.interfaces.http.tenants import Access
     from kioku.interfaces.web.ui import Web
     from kioku.service.kioku import Kioku
     from kioku.service.lifecycle.simulate_checks import Simulation
@@ -31,7 +33,7 @@ _TRANSITIONS: Final = ("compressed_1_2", "compressed_2_3", "archived", "revived"
 
 @dataclass(frozen=True, slots=True)
 class Params:
-    days: int = 90
+    days: int = 365
     per_day: int = 2
     seed: int = 0
     from_store: bool = False
@@ -60,12 +62,28 @@ def parse(fields: dict[str, str]) -> tuple[Params, list[str]]:
     return params, problems
 
 
-def _run(k: Kioku, params: Params) -> Simulation:
+def _run(web: Web, access: Access, params: Params, progress: Progress) -> Simulation:
+    """Simulate; a synthetic run never opens the store, so it does not take the owner's turn."""
     from kioku.service.lifecycle.simulate import simulate
 
-    return simulate(
-        k, days=params.days, per_day=params.per_day, from_store=params.from_store, seed=params.seed
-    )
+    def replay(k: Kioku) -> Simulation:
+        return simulate(
+            k,
+            days=params.days,
+            per_day=params.per_day,
+            from_store=params.from_store,
+            seed=params.seed,
+            progress=progress,
+        )
+
+    tenants = web.state.tenants
+    if params.from_store:
+        return tenants.call_sync(access, replay)
+    return replay(tenants.call_sync(access, lambda k: k))
+
+
+def _describe(exc: Exception) -> str | None:
+    return exc.message if isinstance(exc, KiokuError) else None
 
 
 def _report(result: Simulation) -> dict[str, Any]:
@@ -94,22 +112,41 @@ def _report(result: Simulation) -> dict[str, Any]:
 
 def routes(web: Web) -> APIRouter:
     router = APIRouter(include_in_schema=False)
+    runs = Simulations()
+
+    def page(
+        request: Request,
+        access: Access,
+        p: Params,
+        *,
+        status: int = 200,
+        problems: list[str] | None = None,
+        job: Job | None = None,
+    ) -> Response:
+        report: dict[str, Any] = {}
+        if job is not None and job.result is not None:
+            report = _report(job.result)
+        return web.render(
+            request,
+            "simulate.html",
+            access=access,
+            status=status,
+            title="Simulate",
+            p=p,
+            problems=problems or [],
+            job=job,
+            error=job.error if job is not None else "",
+            max_days=MAX_DAYS,
+            max_per_day=MAX_PER_DAY,
+            **report,
+        )
 
     @router.get("/simulate")
     async def form(request: Request) -> Response:
         access = await web.access(request)
         if isinstance(access, Response):
             return access
-        return web.render(
-            request,
-            "simulate.html",
-            access=access,
-            title="Simulate",
-            p=Params(),
-            problems=[],
-            max_days=MAX_DAYS,
-            max_per_day=MAX_PER_DAY,
-        )
+        return page(request, access, Params(), job=runs.running_for(access))
 
     @router.post("/simulate")
     async def run(request: Request) -> Response:
@@ -120,25 +157,33 @@ def routes(web: Web) -> APIRouter:
         if isinstance(fields, Response):
             return fields
         params, problems = parse(fields)
-        report: dict[str, Any] = {}
-        error = ""
-        if not problems:
-            try:
-                report = _report(await web.run(access, lambda k: _run(k, params)))
-            except KiokuError as exc:
-                error = exc.message
-        return web.render(
-            request,
-            "simulate.html",
-            access=access,
-            status=422 if problems else 200,
-            title="Simulate",
-            p=params,
-            problems=problems,
-            error=error,
-            max_days=MAX_DAYS,
-            max_per_day=MAX_PER_DAY,
-            **report,
+        if problems:
+            return page(request, access, params, status=422, problems=problems)
+        job = runs.start(
+            access,
+            params,
+            params.days,
+            lambda progress: _run(web, access, params, progress),
+            _describe,
         )
+        return web.redirect(f"/simulate/{job.id}")
+
+    @router.get("/simulate/{run_id}")
+    async def follow(request: Request, run_id: str) -> Response:
+        access = await web.access(request)
+        if isinstance(access, Response):
+            return access
+        job = runs.get(access, run_id)
+        if job is None:
+            return web.error(
+                request,
+                404,
+                "No such simulation",
+                "This simulation is not known here: runs are kept in memory, a few at a time.",
+                access=access,
+                hint="start a new one from the Simulate page",
+            )
+        params = job.params if isinstance(job.params, Params) else Params()
+        return page(request, access, params, job=job)
 
     return router
