@@ -362,7 +362,11 @@ class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
     def same_text(self, trigger: str, content: str, flt: MemoryFilter) -> builtins.list[str]:
         where, params = where_clause(flt)
         clause = f"{where} AND" if where else " WHERE"
-        sql = f"SELECT id FROM memories{clause} trigger = ? AND content = ? ORDER BY id"
+        # A duplicate check looks in a window of time: its index beats the owner's, which
+        # would read every memory the owner has.
+        bounded = flt.created_after is not None and flt.created_before is not None
+        table = "memories INDEXED BY idx_memories_created_utc" if bounded else "memories"
+        sql = f"SELECT id FROM {table}{clause} trigger = ? AND content = ? ORDER BY id"
         with self._reading() as conn:
             return [str(row[0]) for row in conn.execute(sql, (*params, trigger, content))]
 
