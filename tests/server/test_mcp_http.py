@@ -26,17 +26,8 @@ from mcp.shared.exceptions import McpError
 from mcp.types import CallToolResult, TextResourceContents
 from pydantic import AnyUrl
 
-TOOLS = {
-    "search_memory",
-    "read_memory",
-    "write_memory",
-    "report_procedure_outcome",
-    "remember_turn",
-    "prime",
-    "explain",
-    "protect",
-    "forget",
-}
+from tests.integration.test_mcp_stdio import TOOLS
+
 ENV = {"KIOKU_NO_AUTO_BATCH": "1", "TZ": "Asia/Tokyo"}
 ALICE_FACT = "Alice's locker code is 4417-violet"
 

@@ -171,18 +171,8 @@ def stats_cmd(state: CliState, cost: bool, since: str | None, as_json: bool) -> 
         4: archive_share(kioku_config),
     }
     data: dict[str, Any] = {
-        "total": s.total,
-        "active": s.total - s.archived,
-        "archived": s.archived,
-        "by_level": {str(level): s.by_level.get(level, 0) for level in (1, 2, 3, 4)},
-        "by_category": dict(sorted(s.by_category.items())),
-        "by_kind": dict(sorted(s.by_kind.items())),
-        "protected": s.protected,
-        "max_protected": stats.max_protected,
-        "revival_requested": s.revival_requested,
+        **stats.counts(),
         "database": {"path": str(db_path) if db_path else None, "size_bytes": s.size_bytes},
-        "user_id": stats.user_id,
-        "agent_id": stats.agent_id,
         "memory_compression_rate": None if rate is None else round(rate, 4),
         "memory_archive_count": s.archived,
         "compression": {

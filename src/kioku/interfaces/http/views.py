@@ -111,20 +111,7 @@ def recalled(result: RecallResult) -> dict[str, Any]:
 
 def stats(found: Stats) -> dict[str, Any]:
     """Counts of the caller's scope: levels, categories, kinds, protection, the archive."""
-    s = found.store
-    return {
-        "user_id": found.user_id,
-        "agent_id": found.agent_id,
-        "total": s.total,
-        "active": s.total - s.archived,
-        "archived": s.archived,
-        "by_level": {str(level): s.by_level.get(level, 0) for level in (1, 2, 3, 4)},
-        "by_category": dict(sorted(s.by_category.items())),
-        "by_kind": dict(sorted(s.by_kind.items())),
-        "protected": s.protected,
-        "max_protected": found.max_protected,
-        "revival_requested": s.revival_requested,
-    }
+    return found.counts()
 
 
 def activity_entry(stored: StoredActivity, event: ActivityEvent | None) -> dict[str, Any]:

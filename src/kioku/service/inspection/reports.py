@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kioku.records import Record
 
@@ -24,6 +24,23 @@ class Stats(Record):
     max_protected: int
     user_id: str
     agent_id: str
+
+    def counts(self) -> dict[str, Any]:
+        """The counts as JSON: levels, categories, kinds, protection, the archive."""
+        s = self.store
+        return {
+            "user_id": self.user_id,
+            "agent_id": self.agent_id,
+            "total": s.total,
+            "active": s.total - s.archived,
+            "archived": s.archived,
+            "by_level": {str(level): s.by_level.get(level, 0) for level in (1, 2, 3, 4)},
+            "by_category": dict(sorted(s.by_category.items())),
+            "by_kind": dict(sorted(s.by_kind.items())),
+            "protected": s.protected,
+            "max_protected": self.max_protected,
+            "revival_requested": s.revival_requested,
+        }
 
 
 def stats(engine: Engine) -> Stats:
