@@ -293,6 +293,11 @@ class Store(Protocol):
         apply. Memories without a vector, or with one of another model, are never returned."""
         ...
 
+    def save_vector_cache(self, model: str) -> None:
+        """Build the search cache of ``model``'s vectors now and keep it where the next
+        process finds it (a store without such a cache does nothing)."""
+        ...
+
     def embedding_models(self, flt: MemoryFilter) -> dict[str | None, int]:
         """How many memories (in the scope and ``archived`` of ``flt``) have vectors of each
         model; ``None`` counts memories without a vector."""

@@ -102,8 +102,7 @@ def warm_vector_cache(engine: Engine) -> None:
     process (a hook answering a prompt) finds its file ready rather than rebuilding it.
     Best-effort: trouble is a warning, the cache is rebuilt at the next search anyway."""
     embedder = engine.embedder
-    probe = [1.0] + [0.0] * (embedder.dim - 1)
     try:
-        engine.store.vector_search(embedder.model_id, probe, scoped(engine), 1)
+        engine.store.save_vector_cache(embedder.model_id)
     except KiokuError as exc:
         warn(engine, f"the vector cache was not prepared: {exc}")

@@ -69,6 +69,7 @@ if TYPE_CHECKING:
 
     from kioku.adapters.store.sqlite import vectors
     from kioku.adapters.store.sqlite.vector_file import VectorFiles
+    from kioku.adapters.store.sqlite.writes import VectorDelta
     from kioku.core.lifecycle.links import Link
     from kioku.core.lifecycle.log import LogEntry
     from kioku.core.lifecycle.plan import Snapshot
@@ -87,6 +88,8 @@ class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
         self._busy_timeout_ms = busy_timeout_ms
         self._lock = threading.RLock()
         self._depth = 0
+        #: This transaction's inserts with vectors, to carry the caches over (None: undone).
+        self._pending: list[VectorDelta] | None = []
         # model -> the vectors of that model (None: it has none) as of a vectors_version.
         self._vectors: dict[str, tuple[int, vectors.ModelVectors | None]] = {}
         self._files: VectorFiles | None = None
@@ -166,6 +169,8 @@ class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
             savepoint = f"kioku_{depth}"
             with translating(self._path):
                 conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT {savepoint}")
+            if depth == 0:
+                self._pending = []
             self._depth = depth + 1
             try:
                 yield
@@ -177,6 +182,7 @@ class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
             self._finish(conn, depth, savepoint)
 
     def _undo(self, conn: sqlite3.Connection, depth: int, savepoint: str) -> None:
+        self._pending = None
         # Errors while undoing must not hide the error that caused the undo.
         with suppress(sqlite3.Error):
             if not conn.in_transaction:
@@ -193,13 +199,20 @@ class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
                 f"a transaction on {self._path} was rolled back by SQLite after an error",
                 hint="nothing from it was saved; retry the operation",
             )
+        pending = self._pending if depth == 0 else None
+        committed: int | None = None
         try:
             with translating(self._path):
+                committed = read_version(conn) if pending else None
                 conn.execute("COMMIT" if depth == 0 else f"RELEASE {savepoint}")
                 self._commits += depth == 0
         except StoreError:
             self._undo(conn, depth, savepoint)
             raise
+        if pending and committed is not None:
+            from kioku.adapters.store.sqlite.vector_delta import carry
+
+            carry(self._vectors, pending, committed)
 
     @contextmanager
     def _writing(self) -> Iterator[sqlite3.Connection]:
@@ -234,7 +247,9 @@ class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
 
         inserts = writes.prepare_inserts(memories)
         with self._writing() as conn:
-            inserts.run(conn)
+            delta = inserts.run(conn)
+            if delta is not None and self._pending is not None:
+                self._pending.append(delta)
 
     def update(self, memory_id: str, patch: MemoryPatch) -> bool:
         from kioku.adapters.store.sqlite import writes
@@ -460,14 +475,21 @@ class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
             return search.indexed_terms(conn, memory_ids)
 
     def _scoped_vector_search(
-        self, model: str, query: Sequence[float], flt: MemoryFilter, limit: int
+        self,
+        model: str,
+        query: Sequence[float],
+        flt: MemoryFilter,
+        limit: int,
+        *,
+        save: bool = False,
     ) -> builtins.list[tuple[str, float]]:
         check_page(limit, 0)
         persist = False
         with self._reading() as conn:
             version = read_version(conn)
             cached = self._vectors.get(model)
-            if (cached is None or cached[0] != version) and "numpy" not in sys.modules:
+            stale = cached is None or cached[0] != version
+            if stale and "numpy" not in sys.modules and not save:
                 # The file at this version holds exactly this snapshot's vectors.
                 directory = cache_dir(self._path)
                 found = vector_lite.search(
@@ -490,6 +512,9 @@ class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
                 if self._depth == 0 and version >= 0:
                     self._vectors[model] = cached
                     persist = cached[1] is not None and cached[1].loaded_from == "sqlite"
+            elif save and cached[1] is not None and cached[1].loaded_from == "delta":
+                # Carried over this store's inserts: only written when asked (see .vector_delta).
+                persist = self._depth == 0
         # The matrix is never changed once built: write it and multiply outside the lock.
         if cached[1] is None:
             return []
@@ -500,7 +525,14 @@ class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
                 # A write came while the file was made (an erasure, perhaps, whose removal of
                 # the files ran before this one was renamed into place): take it away again.
                 self._vector_files.remove()
+        if save:
+            return []
         return vectors.top_matches(cached[1], query, flt.user_id, flt.agent_id, flt.archived, limit)
+
+    def save_vector_cache(self, model: str) -> None:
+        """Load the cache (a search that finds nothing) and write its file if the cache came
+        from the rows or from this store's own inserts (a mapped file is already there)."""
+        self._scoped_vector_search(model, (), MemoryFilter(), 1, save=True)
 
     def embedding_models(self, flt: MemoryFilter) -> dict[str | None, int]:
         where, params = where_clause(search_scope(flt))

@@ -31,15 +31,18 @@ def read_version(conn: sqlite3.Connection) -> int:
     return version if version >= 0 else -1
 
 
-def bump_version(conn: sqlite3.Connection) -> None:
-    """Set a fresh random version; call inside the transaction of the write it announces."""
+def bump_version(conn: sqlite3.Connection) -> int:
+    """Set a fresh random version and return it; call inside the transaction of the write
+    it announces."""
     import secrets  # only writers need it (and it costs a hook a few milliseconds)
 
+    version = secrets.randbelow((1 << _VERSION_BITS) - 1) + 1
     conn.execute(
         "INSERT INTO state (key, value) VALUES (?, ?) "
         "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        (VECTORS_VERSION, str(secrets.randbelow((1 << _VERSION_BITS) - 1) + 1)),
+        (VECTORS_VERSION, str(version)),
     )
+    return version
 
 
 def embedding_models(

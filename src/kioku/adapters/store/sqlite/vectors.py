@@ -50,6 +50,7 @@ __all__ = [
     "build",
     "bump_version",
     "embedding_models",
+    "extend_columns",
     "load",
     "read_version",
     "top_matches",
@@ -133,8 +134,9 @@ class ModelVectors:
     _filters: dict[FilterKey, tuple[npt.NDArray[np.bool_] | None, int]] = field(
         default_factory=dict, repr=False
     )
-    #: Where it came from: built from the database's rows, or mapped from the cache file.
-    loaded_from: Literal["sqlite", "file"] = "sqlite"
+    #: Where it came from: built from the database's rows, mapped from the cache file, or
+    #: extended by this process's own inserts (:mod:`.vector_delta`; never written to a file).
+    loaded_from: Literal["sqlite", "file", "delta"] = "sqlite"
 
     @property
     def size(self) -> int:
@@ -316,6 +318,14 @@ def _columns(ids: Sequence[object], blobs: Sequence[bytes], dim: int) -> FloatMa
             broken,
         )
     return columns
+
+
+def extend_columns(
+    columns: FloatMatrix, ids: Sequence[object], blobs: Sequence[bytes], dim: int
+) -> FloatMatrix:
+    """``columns`` with the blobs' normalised vectors added as new columns (a new matrix)."""
+    added = _columns(ids, blobs, dim)
+    return np.concatenate([columns, added], axis=1)
 
 
 def top_matches(

@@ -23,7 +23,14 @@ from kioku.core.model import Memory, Relation
 from kioku.errors import StoreError, ValidationError
 from kioku.ports.store import MemoryPatch
 
-__all__ = ["Inserts", "Update", "delete_memory", "prepare_inserts", "prepare_update"]
+__all__ = [
+    "Inserts",
+    "Update",
+    "VectorDelta",
+    "delete_memory",
+    "prepare_inserts",
+    "prepare_update",
+]
 
 _RULES_HINT: Final = (
     "levels are 1-4 and a memory is archived exactly when its level is 4; intensity and "
@@ -35,6 +42,16 @@ _VECTOR_FIELDS: Final = frozenset({"embedding", "archived_at"})
 
 
 @dataclass(frozen=True, slots=True)
+class VectorDelta:
+    """What an insert did to vector search: the version before and after, and the new
+    memories with vectors (so a cache at ``before`` can be extended to ``after``)."""
+
+    before: int
+    after: int
+    memories: Sequence[Memory]
+
+
+@dataclass(frozen=True, slots=True)
 class Inserts:
     """New memories with their row values and index terms, computed before any lock."""
 
@@ -42,7 +59,8 @@ class Inserts:
     values: list[tuple[object, ...]]
     terms: list[tuple[str, str]]
 
-    def run(self, conn: sqlite3.Connection) -> None:
+    def run(self, conn: sqlite3.Connection) -> VectorDelta | None:
+        """Insert the memories; what it did to vector search (None: nothing)."""
         rows.refuse_taken_ids(conn, [memory.id for memory in self.memories])
         # A turn erased on purpose is never stored again, whoever asks (see .erasure).
         erasure.refuse_erased(conn, [s for memory in self.memories for s in memory.source_ids])
@@ -57,8 +75,11 @@ class Inserts:
         for memory in self.memories:
             rows.write_relations(conn, memory.id, memory.relations, replace=False)
         search.put_many(conn, self.terms)
-        if any(memory.embedding is not None for memory in self.memories):
-            vector_version.bump_version(conn)
+        with_vectors = [memory for memory in self.memories if memory.embedding is not None]
+        if not with_vectors:
+            return None
+        before = vector_version.read_version(conn)
+        return VectorDelta(before, vector_version.bump_version(conn), with_vectors)
 
 
 def prepare_inserts(memories: Sequence[Memory]) -> Inserts:
