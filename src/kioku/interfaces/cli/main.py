@@ -16,6 +16,7 @@ from kioku.interfaces.cli import (
     consolidate_cmds,
     context_cmds,
     daemon_cmds,
+    edit_cmds,
     encoding_cmds,
     erase_cmds,
     hook_cmds,
@@ -97,6 +98,7 @@ def _after(ctx: click.Context, _result: object, /, **_options: object) -> None:
 for _command in [
     *admin_cmds.COMMANDS,
     *memory_cmds.COMMANDS,
+    *edit_cmds.COMMANDS,
     *turn_cmds.COMMANDS,
     *recall_cmds.COMMANDS,
     *kinds_cmds.COMMANDS,

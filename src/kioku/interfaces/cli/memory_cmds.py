@@ -212,9 +212,12 @@ def show_cmd(state: CliState, memory_id: str, as_json: bool) -> None:
             return
         explained = kioku.explain(memory)
         original = kioku.read_memory(memory_id, mark=False).original
+        versions = kioku.history(memory_id).get("versions") or []
     data = memory_to_dict(memory)
     if original is not None:
         data["original"] = {"trigger": original.trigger, "content": original.content}
+    if versions:
+        data["versions"] = versions
     data["retention"] = explanation_to_dict(explained)
     data["retention"]["projection"] = [
         {"at": p.at.isoformat(), "batches": p.batches, "score": round(p.score, 4), "level": p.level}
@@ -224,6 +227,7 @@ def show_cmd(state: CliState, memory_id: str, as_json: bool) -> None:
         echo_json(data)
         return
     retention = data.pop("retention")
+    data.pop("versions", None)
     key_width = max(len(k) for k in data)
     for key, value in data.items():
         if key == "relations":
@@ -263,6 +267,13 @@ def show_cmd(state: CliState, memory_id: str, as_json: bool) -> None:
         right_column = cells[half:] + [""] * (2 * half - len(cells))
         for left, right in zip(cells[:half], right_column, strict=True):
             click.echo(f"  {left}    {right}".rstrip())
+    if versions:
+        click.echo("")
+        click.echo("earlier versions (kept when it was edited)")
+        for v in versions:
+            click.echo(
+                f"  version {v['version']:<4} saved {v['saved_at']}: “{excerpt(v['text'], 60)}”"
+            )
 
 
 def _show_kind(memory: Memory, history: dict[str, Any], as_json: bool) -> None:
