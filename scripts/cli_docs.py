@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from kioku.interfaces.cli.main import cli
+from kioku.interfaces.cli.main import LazyGroup, cli
 
 DOC = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
 
@@ -27,8 +27,11 @@ Global options (`--home`, `--config`, `--user`, `--agent`) go before the command
 def _walk(command: click.Command, path: list[str]) -> list[tuple[list[str], click.Command]]:
     found = [(path, command)]
     if isinstance(command, click.Group):
-        for name in sorted(command.commands):
-            found.extend(_walk(command.commands[name], [*path, name]))
+        found_commands = (
+            command.all_commands() if isinstance(command, LazyGroup) else command.commands
+        )
+        for name in sorted(found_commands):
+            found.extend(_walk(found_commands[name], [*path, name]))
     return found
 
 

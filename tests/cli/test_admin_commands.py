@@ -12,13 +12,14 @@ from pathlib import Path
 import click
 import pytest
 
-from kioku.interfaces.cli.main import cli
+from kioku.interfaces.cli.main import LazyGroup, cli
 from tests.cli.conftest import Run, clean_env, run_kioku
 
 
 def _all_commands(group: click.Group, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
     out = [prefix]
-    for name, command in group.commands.items():
+    found = group.all_commands() if isinstance(group, LazyGroup) else group.commands
+    for name, command in found.items():
         if isinstance(command, click.Group):
             out.extend(_all_commands(command, (*prefix, name)))
         else:

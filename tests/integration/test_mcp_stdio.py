@@ -266,7 +266,7 @@ def test_the_sdk_is_loaded_by_kioku_mcp_only() -> None:
         "import sys\n"
         "from kioku.interfaces.cli.main import cli\n"
         "from kioku.interfaces.claude_code import hook_fast\n"
-        "assert 'mcp' in cli.commands\n"
+        "assert 'mcp' in cli.all_commands()\n"
         "print(sorted(m for m in sys.modules if m == 'mcp' or m.startswith('mcp.')))\n"
     )
     proc = subprocess.run(

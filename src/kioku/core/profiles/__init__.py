@@ -25,8 +25,6 @@ from kioku.core.profiles.extract import (
     normalise_topic,
     prepare,
 )
-from kioku.core.profiles.extract_en import scan as scan_en
-from kioku.core.profiles.extract_ja import scan as scan_ja
 
 __all__ = [
     "FACT_KEYS",
@@ -46,6 +44,11 @@ def extract_profile_claims(text: str, *, speaker: str | None = None) -> list[Pro
     """
     if not text or not text.strip():
         return []
+    # The patterns take a tenth of a second to compile: only a command that reads turns
+    # pays for them, not every command that merely names a claim's type.
+    from kioku.core.profiles.extract_en import scan as scan_en
+    from kioku.core.profiles.extract_ja import scan as scan_ja
+
     scanned = prepare(text)
     best: dict[tuple[str, str, str, int], tuple[int, ProfileClaim]] = {}
     for kind, key, raw, polarity, start, end, confidence in scan_en(scanned) + scan_ja(scanned):

@@ -12,7 +12,7 @@ from kioku.config import config_to_dict, load_config
 from kioku.interfaces.cli.render import echo_json
 from kioku.interfaces.cli.state import CliState
 
-__all__ = ["SECRET_KEYS", "config_group"]
+__all__ = ["COMMANDS", "SECRET_KEYS", "config_group"]
 
 SECRET_KEYS = frozenset({"api_key"})
 
@@ -86,3 +86,6 @@ def check_cmd(state: CliState, path: Path | None, as_json: bool) -> None:
         echo_json({"ok": True, "path": str(loaded.path) if loaded.path else None})
     else:
         click.echo(f"ok: {where} is valid")
+
+
+COMMANDS = (config_group,)

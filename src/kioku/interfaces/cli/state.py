@@ -5,12 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from kioku.core.validate import check_scope_id
-from kioku.service.kioku import Kioku
 from kioku.service.paths import resolve_home
+
+if TYPE_CHECKING:
+    from kioku.service.kioku import Kioku
 
 __all__ = ["CREATING_COMMANDS", "CliState"]
 
@@ -58,6 +61,8 @@ class CliState:
         if create is None:
             name = _command_name()
             create = name is None or name in CREATING_COMMANDS
+        from kioku.service.kioku import Kioku
+
         self.opened = True
         return Kioku.open(
             self.home_arg,
