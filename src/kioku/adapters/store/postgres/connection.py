@@ -1,0 +1,115 @@
+"""The connection pool of the PostgreSQL store, and psycopg errors as kioku errors.
+
+Nothing outside this package sees a psycopg exception: :func:`translating` maps each one onto
+the :class:`~kioku.errors.StoreError` family, with a hint that says what to do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Final
+
+import psycopg
+import psycopg_pool
+from psycopg import errors as pg_errors
+
+from kioku.errors import StoreError, StoreLockedError, ValidationError
+
+__all__ = [
+    "DEFAULT_POOL_MAX",
+    "DEFAULT_TIMEOUT_S",
+    "NotYetImplementedError",
+    "open_pool",
+    "redacted",
+    "translating",
+]
+
+DEFAULT_POOL_MAX: Final = 8
+DEFAULT_TIMEOUT_S: Final = 30.0
+_RULES_HINT: Final = "validate memories before storing them; nothing was written"
+
+
+class NotYetImplementedError(NotImplementedError):
+    """A Store method the PostgreSQL adapter does not have yet (issue #17 is in progress)."""
+
+    def __init__(self, method: str) -> None:
+        super().__init__(f"PostgreSQL store: {method}() is not implemented yet")
+        self.method = method
+
+
+def redacted(url: str) -> str:
+    """``url`` without its password, for messages."""
+    try:
+        params = psycopg.conninfo.conninfo_to_dict(url)
+    except psycopg.ProgrammingError:
+        return "the configured PostgreSQL server"
+    host = params.get("host") or "localhost"
+    name = params.get("dbname") or params.get("user") or ""
+    return f"postgresql://{host}/{name}"
+
+
+def open_pool(url: str, *, max_size: int, timeout: float) -> psycopg_pool.ConnectionPool:
+    """A pool of autocommit connections to ``url``, opened and checked."""
+    pool: psycopg_pool.ConnectionPool = psycopg_pool.ConnectionPool(
+        url,
+        min_size=1,
+        max_size=max_size,
+        timeout=timeout,
+        kwargs={"autocommit": True},
+        open=False,
+        name="kioku",
+    )
+    try:
+        pool.open(wait=True, timeout=timeout)
+    except psycopg_pool.PoolTimeout as exc:
+        pool.close()
+        raise StoreError(
+            f"cannot connect to {redacted(url)} within {timeout:g} s",
+            hint="check the store URL, that the server runs, and that it accepts this role",
+        ) from exc
+    return pool
+
+
+def translate(exc: psycopg.Error | psycopg_pool.PoolTimeout, where: str) -> StoreError:
+    """The kioku error for a psycopg error raised while working on ``where``."""
+    detail = str(exc).strip() or type(exc).__name__
+    if isinstance(exc, psycopg_pool.PoolTimeout):
+        return StoreLockedError(
+            f"no connection to {where} came free in time ({detail})",
+            hint="retry in a moment, or give the store's pool more connections",
+        )
+    if isinstance(exc, pg_errors.LockNotAvailable | pg_errors.DeadlockDetected):
+        return StoreLockedError(
+            f"{where} is locked by another kioku process ({detail})",
+            hint="retry in a moment",
+        )
+    if isinstance(exc, psycopg.IntegrityError):
+        return StoreError(
+            f"a change to {where} was refused because it breaks a rule of the store ({detail})",
+            hint=_RULES_HINT,
+        )
+    if isinstance(exc, psycopg.OperationalError):
+        return StoreError(
+            f"lost or refused connection to {where} ({detail})",
+            hint="check that the server runs and accepts connections, then retry",
+        )
+    return StoreError(f"database error on {where} ({detail})")
+
+
+@contextmanager
+def translating(where: str) -> Iterator[None]:
+    """Re-raise psycopg errors inside the block as kioku errors; text PostgreSQL cannot hold
+    (a NUL character) as a ValidationError."""
+    try:
+        yield
+    except pg_errors.UntranslatableCharacter as exc:
+        raise ValidationError("text", str(exc), "text PostgreSQL can store") from exc
+    except psycopg.DataError as exc:
+        if "NUL" in str(exc) or "0x00" in str(exc):
+            raise ValidationError(
+                "text", "\\x00", "text without NUL characters", hint="remove the NUL bytes"
+            ) from exc
+        raise translate(exc, where) from exc
+    except (psycopg.Error, psycopg_pool.PoolTimeout) as exc:
+        raise translate(exc, where) from exc

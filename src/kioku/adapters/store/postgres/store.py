@@ -1,0 +1,332 @@
+"""The PostgreSQL Store adapter (issue #17: in progress; see docs/postgres.md).
+
+A pool of autocommit connections (psycopg 3, :mod:`psycopg_pool`). :meth:`PostgresStore.atomic`
+holds one connection for the calling thread: the outermost level is a transaction that first
+takes the schema's advisory lock (so writers queue as they do on SQLite's ``BEGIN IMMEDIATE``,
+and a read-check-write inside is safe against other processes), inner levels are savepoints.
+Every write method runs in its own level, so a failed call undoes only itself. Reads outside
+``atomic()`` take a connection for one read-only, repeatable-read transaction.
+
+The methods not written yet raise :class:`.connection.NotYetImplementedError` (see
+:mod:`.pending`).
+"""
+
+from __future__ import annotations
+
+import builtins
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import Final
+
+import psycopg_pool
+
+from kioku.adapters.store.postgres import migrations, vectors, writes
+from kioku.adapters.store.postgres.codec import SELECT_MEMORIES
+from kioku.adapters.store.postgres.connection import (
+    DEFAULT_POOL_MAX,
+    DEFAULT_TIMEOUT_S,
+    open_pool,
+    redacted,
+    translating,
+)
+from kioku.adapters.store.postgres.pending import PendingPart
+from kioku.adapters.store.postgres.queries import (
+    and_clause,
+    check_page,
+    keyset_clause,
+    order_clause,
+    sql_int,
+    where_clause,
+)
+from kioku.adapters.store.postgres.reads import ReadsPart
+from kioku.core.model import Memory
+from kioku.errors import StoreError, ValidationError
+from kioku.ports.store import MemoryFilter, MemoryPatch
+
+__all__ = ["PostgresStore", "open_postgres_store"]
+
+Conn = writes.Conn
+_SCHEMA_LOCK: Final = f"SELECT pg_advisory_xact_lock({migrations.lock_key()})"
+
+
+class _Held(threading.local):
+    """The connection this thread's ``atomic()`` holds, and how deep it is."""
+
+    conn: Conn | None = None
+    depth: int = 0
+
+
+class PostgresStore(ReadsPart, PendingPart):
+    """A :class:`~kioku.ports.store.Store` kept in a PostgreSQL schema (with pgvector)."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        pool_max: int = DEFAULT_POOL_MAX,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+    ) -> None:
+        self._where = redacted(url)
+        self._held = _Held()
+        with translating(self._where):
+            pool = open_pool(url, max_size=pool_max, timeout=timeout_s)
+        try:
+            with translating(self._where), pool.connection() as conn:
+                migrations.migrate(conn)
+        except BaseException:
+            pool.close()
+            raise
+        self._pool: psycopg_pool.ConnectionPool | None = pool
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    @property
+    def schema_version(self) -> int:
+        with self._reading() as conn:
+            return migrations.schema_version(conn)
+
+    def close(self) -> None:
+        pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.close()
+
+    def __enter__(self) -> PostgresStore:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"PostgresStore({self._where!r})"
+
+    # -- transactions ------------------------------------------------------------------
+
+    def _open_pool(self) -> psycopg_pool.ConnectionPool:
+        if self._pool is None:
+            raise StoreError(f"the store {self._where} is closed", hint="open it again")
+        return self._pool
+
+    @contextmanager
+    def atomic(self) -> Iterator[None]:
+        """One transaction for everything inside; re-entrant.
+
+        The outermost level takes the schema's advisory lock and commits at the end, or rolls
+        back on an exception. Inner levels are savepoints: an exception that leaves an inner
+        level undoes only that level.
+        """
+        held = self._held
+        if held.conn is not None:
+            held.depth += 1
+            try:
+                with translating(self._where), held.conn.transaction():
+                    yield
+            finally:
+                held.depth -= 1
+            return
+        with translating(self._where), self._open_pool().connection() as conn:
+            held.conn, held.depth = conn, 1
+            try:
+                with conn.transaction():
+                    conn.execute(_SCHEMA_LOCK)
+                    yield
+            finally:
+                held.conn, held.depth = None, 0
+
+    @contextmanager
+    def _writing(self) -> Iterator[Conn]:
+        with self.atomic():
+            conn = self._held.conn
+            assert conn is not None
+            with translating(self._where):
+                yield conn
+
+    @contextmanager
+    def _reading(self) -> Iterator[Conn]:
+        """A consistent snapshot for multi-query reads (inside ``atomic()``, its own)."""
+        held = self._held.conn
+        if held is not None:
+            with translating(self._where):
+                yield held
+            return
+        pool = self._open_pool()
+        with translating(self._where), pool.connection() as conn, conn.transaction():
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+            yield conn
+
+    # -- writes ------------------------------------------------------------------------
+
+    def add(self, memory: Memory) -> None:
+        self.add_many([memory])
+
+    def add_many(self, memories: Sequence[Memory]) -> None:
+        if not memories:
+            return
+        with self._writing() as conn:
+            writes.insert_memories(conn, memories)
+
+    def update(self, memory_id: str, patch: MemoryPatch) -> bool:
+        prepared = writes.prepare_update(patch)
+        with self._writing() as conn:
+            return prepared.run(conn, memory_id)
+
+    def delete(self, memory_id: str) -> bool:
+        return self.delete_many([memory_id]) > 0
+
+    def delete_many(self, memory_ids: Sequence[str]) -> int:
+        with self._writing() as conn:
+            return writes.delete_memories(conn, memory_ids)
+
+    def mark_recalled(self, memory_ids: Sequence[str], at: datetime | None = None) -> int:
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return 0
+        moment = datetime.now(UTC) if at is None else at
+        if moment.tzinfo is None or moment.utcoffset() is None:
+            raise ValidationError("at", moment, "a timezone-aware datetime")
+        with self._writing() as conn:
+            return conn.execute(
+                "UPDATE memories SET recalled_since_last_batch = TRUE, updated_at = %s, "
+                "last_access_utc = GREATEST(last_access_utc, %s) "
+                "WHERE archived_at IS NULL AND id = ANY(%s::text[])",
+                (writes.now_text(), moment.timestamp(), ids),
+            ).rowcount
+
+    def set_state(self, key: str, value: str) -> None:
+        with self._writing() as conn:
+            conn.execute(
+                "INSERT INTO state (key, value) VALUES (%s, %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    # -- reads -------------------------------------------------------------------------
+
+    def get(self, memory_id: str) -> Memory | None:
+        hits = self.get_many([memory_id])
+        return hits[0] if hits else None
+
+    def get_many(self, memory_ids: Sequence[str]) -> builtins.list[Memory]:
+        """The memories that exist among ``memory_ids``, in the order asked, once each."""
+        ids = list(dict.fromkeys(memory_ids))
+        if not ids:
+            return []
+        with self._reading() as conn:
+            found = conn.execute(
+                f"{SELECT_MEMORIES} WHERE id = ANY(%s::text[])",
+                (ids,),
+            ).fetchall()
+            by_id = {m.id: m for m in writes.decode_rows(conn, found)}
+        return [by_id[i] for i in ids if i in by_id]
+
+    def list(self, flt: MemoryFilter) -> builtins.list[Memory]:
+        check_page(flt.limit, flt.offset)
+        where, params = where_clause(flt)
+        limit = None if flt.limit is None else sql_int(flt.limit)
+        with self._reading() as conn:
+            found = conn.execute(
+                f"{SELECT_MEMORIES}{where}{order_clause(flt.order)} LIMIT %s OFFSET %s",
+                (*params, limit, sql_int(flt.offset)),
+            ).fetchall()
+            return writes.decode_rows(conn, found)
+
+    def iter(self, flt: MemoryFilter, batch_size: int = 1000) -> Iterator[Memory]:
+        """Pages by key (``(order key, id)`` after the last row), not by offset, so rows
+        added or removed between pages never cause skips or repeats of the others."""
+        check_page(flt.limit, flt.offset)
+        if isinstance(batch_size, bool) or batch_size < 1:
+            raise ValidationError("batch_size", batch_size, "a positive integer")
+        where, params = where_clause(flt)
+        key, after_clause = keyset_clause(flt.order)
+        order = order_clause(flt.order)
+        remaining = flt.limit
+        offset = sql_int(flt.offset)
+        after: tuple[object, str] | None = None
+        while remaining is None or remaining > 0:
+            size = batch_size if remaining is None else min(batch_size, remaining)
+            clause, values = where, builtins.list(params)
+            if after is not None:
+                clause = f"{where} AND {after_clause}" if where else f" WHERE {after_clause}"
+                values.extend(after)
+            with self._reading() as conn:
+                found = conn.execute(
+                    f"{SELECT_MEMORIES}{clause}{order} LIMIT %s OFFSET %s",
+                    (*values, size, offset),
+                ).fetchall()
+                page = writes.decode_rows(conn, found)
+            yield from page
+            if len(found) < size:
+                return
+            after = (found[-1][key], str(found[-1][0]))
+            offset = 0
+            if remaining is not None:
+                remaining -= len(found)
+
+    def count(self, flt: MemoryFilter) -> int:
+        """How many memories match; ``limit``, ``offset`` and ``order`` are ignored."""
+        where, params = where_clause(flt)
+        with self._reading() as conn:
+            row = conn.execute(f"SELECT COUNT(*) FROM memories{where}", params).fetchone()
+        return 0 if row is None else int(str(row[0]))
+
+    def source_ids(self, flt: MemoryFilter) -> set[str]:
+        scope, params = and_clause(flt)
+        with self._reading() as conn:
+            rows = conn.execute(
+                "SELECT DISTINCT unnest(source_ids) FROM memories "
+                f"WHERE cardinality(source_ids) > 0{scope}",
+                params,
+            ).fetchall()
+        return {str(row[0]) for row in rows}
+
+    def same_text(self, trigger: str, content: str, flt: MemoryFilter) -> builtins.list[str]:
+        scope, params = and_clause(flt)
+        with self._reading() as conn:
+            rows = conn.execute(
+                f"SELECT id FROM memories WHERE trigger = %s AND content = %s{scope} ORDER BY id",
+                (trigger, content, *params),
+            ).fetchall()
+        return [str(row[0]) for row in rows]
+
+    def referencing(self, memory_id: str) -> builtins.list[str]:
+        with self._reading() as conn:
+            rows = conn.execute(
+                "SELECT source_id FROM relations WHERE target_id = %s ORDER BY source_id",
+                (memory_id,),
+            ).fetchall()
+        return [str(row[0]) for row in rows]
+
+    def get_state(self, key: str) -> str | None:
+        with self._reading() as conn:
+            row = conn.execute("SELECT value FROM state WHERE key = %s", (key,)).fetchone()
+        return None if row is None else str(row[0])
+
+    # -- vectors -----------------------------------------------------------------------
+
+    def vector_search(
+        self, model: str, query: Sequence[float], flt: MemoryFilter, limit: int
+    ) -> builtins.list[tuple[str, float]]:
+        check_page(limit, 0)
+        with self._reading() as conn:
+            return vectors.search(conn, model, query, flt, limit)
+
+    def save_vector_cache(self, model: str) -> None:
+        """Nothing to do: the HNSW index is the cache, kept by PostgreSQL itself."""
+
+    def embedding_models(self, flt: MemoryFilter) -> dict[str | None, int]:
+        with self._reading() as conn:
+            return vectors.embedding_models(conn, flt)
+
+
+def open_postgres_store(
+    url: str, *, pool_max: int = DEFAULT_POOL_MAX, timeout_s: float = DEFAULT_TIMEOUT_S
+) -> PostgresStore:
+    """Open (creating and migrating the schema as needed) the PostgreSQL store at ``url``."""
+    return PostgresStore(url, pool_max=pool_max, timeout_s=timeout_s)

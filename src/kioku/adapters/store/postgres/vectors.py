@@ -1,0 +1,165 @@
+"""Vector search on pgvector: one HNSW index (cosine) per embedding model and dimension.
+
+A ``vector`` column holds vectors of any size, but an index holds one size: each model's rows
+get a partial index over ``embedding::vector(dim)``, made in the transaction that writes the
+model's first vector and listed in ``vector_indexes``. A search orders by that same expression,
+so the planner can walk the index (approximate, fast at scale); when the approximate walk
+returns fewer than ``limit`` rows (a selective scope filtered most of its candidates away) or
+reaches vectors pointing away from the query, an exact scan of the model's rows in the scope
+answers instead. Zero vectors have no cosine: they score 0, as on SQLite.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING, Final
+
+from psycopg import sql
+
+from kioku.adapters.store.postgres.codec import encode_vector
+from kioku.adapters.store.postgres.queries import and_clause, scope_filter, where_clause
+from kioku.digests import blake2b
+from kioku.errors import StoreError, ValidationError
+from kioku.ports.store import MemoryFilter
+
+if TYPE_CHECKING:
+    from kioku.adapters.store.postgres.writes import Conn
+
+__all__ = ["HNSW_MAX_DIM", "embedding_models", "ensure_indexes", "index_name", "search"]
+
+#: The most dimensions pgvector's HNSW index takes for ``vector``; larger models search exactly.
+HNSW_MAX_DIM: Final = 2000
+#: The candidate list of an HNSW walk (``hnsw.ef_search``): at least this, and per result.
+_EF_MIN: Final = 40
+_EF_PER_RESULT: Final = 2
+_EF_MAX: Final = 1000
+
+
+def index_name(model: str, dim: int) -> str:
+    digest = blake2b(f"{model}\0{dim}".encode(), digest_size=8).hexdigest()
+    return f"memories_hnsw_{digest}"
+
+
+def ensure_indexes(conn: Conn, pairs: Iterable[tuple[str, int]]) -> None:
+    """Make the HNSW index of every ``(model, dim)`` that has none, in this transaction."""
+    wanted = sorted(set(pairs))
+    if not wanted:
+        return
+    known = {
+        (str(model), int(str(dim)))
+        for model, dim in conn.execute(
+            "SELECT model, dim FROM vector_indexes WHERE model = ANY(%s::text[])",
+            ([model for model, _ in wanted],),
+        )
+    }
+    for model, dim in wanted:
+        if (model, dim) in known:
+            continue
+        name = index_name(model, dim) if 0 < dim <= HNSW_MAX_DIM else None
+        if name is not None:
+            # DDL takes no parameters: the model is quoted as a literal by psycopg.
+            conn.execute(
+                sql.SQL(
+                    "CREATE INDEX IF NOT EXISTS {name} ON memories USING hnsw "
+                    "((embedding::vector({dim})) vector_cosine_ops) "
+                    "WHERE embedding_model = {model} AND embedding_dim = {dim}"
+                ).format(name=sql.Identifier(name), dim=sql.Literal(dim), model=sql.Literal(model))
+            )
+        conn.execute(
+            "INSERT INTO vector_indexes (model, dim, index_name) VALUES (%s, %s, %s)",
+            (model, dim, name),
+        )
+
+
+def _query_text(model: str, query: Sequence[float]) -> str | None:
+    """The query as pgvector text, or None for a zero vector."""
+    try:
+        values = [float(v) for v in query]
+    except (TypeError, ValueError) as exc:
+        raise ValidationError("query", model, "a sequence of numbers") from exc
+    if not all(math.isfinite(v) for v in values):
+        raise ValidationError("query", model, "a vector of finite numbers")
+    if not any(values):
+        return None
+    return encode_vector(values, "query")
+
+
+def _check_dimension(conn: Conn, model: str, dim: int) -> bool:
+    """Whether ``model`` has vectors of ``dim`` values; StoreError when its vectors have
+    another size (the embedder changed), False when it has none at all."""
+    registered = [
+        int(str(row[0]))
+        for row in conn.execute("SELECT dim FROM vector_indexes WHERE model = %s", (model,))
+    ]
+    if dim in registered:
+        return True
+    row = conn.execute(
+        "SELECT embedding_dim FROM memories WHERE embedding_model = %s LIMIT 1", (model,)
+    ).fetchone()
+    if row is None:
+        return False
+    raise StoreError(
+        f"the query vector has dimension {dim} but the stored vectors of "
+        f"model {model!r} have dimension {int(str(row[0]))}",
+        hint=(
+            "the embedding model changed its output size: run `kioku reembed` to "
+            "recompute the stored vectors with the configured model"
+        ),
+    )
+
+
+def _similarity(distance: object) -> float | None:
+    value = float(str(distance)) if distance is not None else math.nan
+    if math.isnan(value):
+        return None
+    return min(1.0, max(-1.0, 1.0 - value))
+
+
+def search(
+    conn: Conn, model: str, query: Sequence[float], flt: MemoryFilter, limit: int
+) -> list[tuple[str, float]]:
+    """``(id, cosine similarity)`` of the ``limit`` nearest memories of ``model`` in the scope
+    and ``archived`` of ``flt``, best first."""
+    if limit <= 0 or not _check_dimension(conn, model, len(query)):
+        return []
+    text = _query_text(model, query)
+    if text is None:
+        return []
+    dim = len(query)
+    scope, scope_params = and_clause(scope_filter(flt), "")
+    params: list[object] = [text, model, dim, *scope_params, limit]
+    if dim <= HNSW_MAX_DIM:
+        ef = min(_EF_MAX, max(_EF_MIN, limit * _EF_PER_RESULT))
+        conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef),))
+        approximate = sql.SQL(
+            "SELECT id, embedding::vector({dim}) <=> %s::vector({dim}) AS distance "
+            "FROM memories WHERE embedding_model = %s AND embedding_dim = %s{scope} "
+            "ORDER BY distance LIMIT %s"
+        ).format(dim=sql.Literal(dim), scope=sql.SQL(scope))
+        found = [
+            (str(i), s)
+            for i, d in conn.execute(approximate, params, prepare=False)
+            if (s := _similarity(d)) is not None
+        ]
+        if len(found) >= limit and found[-1][1] >= 0.0:
+            return found[:limit]
+    exact = sql.SQL(
+        "SELECT id, embedding <=> %s::vector AS distance "
+        "FROM memories WHERE embedding_model = %s AND embedding_dim = %s{scope} "
+        "ORDER BY COALESCE(NULLIF(embedding <=> %s::vector, 'NaN'), 1.0), id LIMIT %s"
+    ).format(scope=sql.SQL(scope))
+    rows = conn.execute(exact, [text, model, dim, *scope_params, text, limit], prepare=False)
+    return [(str(i), _similarity(d) or 0.0) for i, d in rows]
+
+
+def embedding_models(conn: Conn, flt: MemoryFilter) -> dict[str | None, int]:
+    """How many memories of each embedding model (None: without a vector) ``flt`` holds."""
+    where, params = where_clause(scope_filter(flt))
+    return {
+        None if model is None else str(model): int(str(count))
+        for model, count in conn.execute(
+            f"SELECT embedding_model, COUNT(*) FROM memories{where} GROUP BY embedding_model",
+            params,
+        )
+    }
