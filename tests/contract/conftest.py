@@ -88,6 +88,10 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         pgserver = pytest.importorskip("pgserver", reason="pgserver is not installed")
         server = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop")
         _PG_URL[:] = [server.get_uri()]
+        # A throwaway server: no waiting for the disk (a schema per test costs a third).
+        for setting in ("fsync", "synchronous_commit", "full_page_writes"):
+            _admin(f"ALTER SYSTEM SET {setting} = off")
+        _admin("SELECT pg_reload_conf()")
     _admin("CREATE EXTENSION IF NOT EXISTS vector")
     try:
         yield _PG_URL[0]

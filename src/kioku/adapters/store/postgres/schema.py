@@ -107,7 +107,7 @@ V1_CORE: Final = (
     provider TEXT NOT NULL,
     model TEXT NOT NULL,
     purpose TEXT NOT NULL
-        CHECK (purpose IN ('analyze', 'summarize', 'keywords', 'embed', 'profile')),
+        CHECK (purpose IN ('analyze', 'summarize', 'keywords', 'embed', 'profile', 'consolidate')),
     input_tokens BIGINT NOT NULL CHECK (input_tokens >= 0),
     output_tokens BIGINT NOT NULL CHECK (output_tokens >= 0)
 )""",
