@@ -19,11 +19,15 @@ from kioku.errors import StoreError, StoreLockedError, ValidationError
 __all__ = [
     "DEFAULT_POOL_MAX",
     "DEFAULT_TIMEOUT_S",
+    "Conn",
     "NotYetImplementedError",
     "open_pool",
     "redacted",
     "translating",
 ]
+
+#: A connection of the store's pool (rows as tuples).
+Conn = psycopg.Connection[tuple[object, ...]]
 
 DEFAULT_POOL_MAX: Final = 8
 DEFAULT_TIMEOUT_S: Final = 30.0

@@ -13,8 +13,9 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Final, cast
 
 from kioku.adapters.store.postgres import migrations
+from kioku.adapters.store.postgres.connection import Conn
 from kioku.adapters.store.postgres.queries import where_clause
-from kioku.adapters.store.postgres.writes import Conn, read_key
+from kioku.adapters.store.postgres.writes import read_key
 from kioku.core.model import Valence
 from kioku.core.timefmt import format_ts
 from kioku.ports.erasure import Tombstones, keyed_digest

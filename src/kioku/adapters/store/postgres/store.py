@@ -28,6 +28,7 @@ from kioku.adapters.store.postgres.codec import SELECT_MEMORIES
 from kioku.adapters.store.postgres.connection import (
     DEFAULT_POOL_MAX,
     DEFAULT_TIMEOUT_S,
+    Conn,
     open_pool,
     redacted,
     translating,
@@ -48,7 +49,6 @@ from kioku.ports.store import MemoryFilter, MemoryPatch
 
 __all__ = ["PostgresStore", "open_postgres_store"]
 
-Conn = writes.Conn
 _SCHEMA_LOCK: Final = f"SELECT pg_advisory_xact_lock({migrations.lock_key()})"
 
 

@@ -13,18 +13,16 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Final
+from typing import Final
 
 from psycopg import sql
 
 from kioku.adapters.store.postgres.codec import encode_vector
+from kioku.adapters.store.postgres.connection import Conn
 from kioku.adapters.store.postgres.queries import and_clause, scope_filter, where_clause
 from kioku.digests import blake2b
 from kioku.errors import StoreError, ValidationError
 from kioku.ports.store import MemoryFilter
-
-if TYPE_CHECKING:
-    from kioku.adapters.store.postgres.writes import Conn
 
 __all__ = ["HNSW_MAX_DIM", "embedding_models", "ensure_indexes", "index_name", "search"]
 

@@ -16,6 +16,7 @@ from kioku.adapters.store.postgres.codec import (
     encode_row,
     rule_problem,
 )
+from kioku.adapters.store.postgres.connection import Conn
 from kioku.adapters.store.postgres.migrations import KEY_STATE
 from kioku.adapters.store.postgres.queries import PATCH_RELATIONS, PATCH_WHITELIST
 from kioku.adapters.store.sqlite.codec import local_zone
@@ -36,8 +37,6 @@ __all__ = [
     "prepare_update",
     "read_key",
 ]
-
-Conn = psycopg.Connection[tuple[object, ...]]
 
 _RULES_HINT: Final = (
     "levels are 1-4 and a memory is archived exactly when its level is 4; intensity and "
