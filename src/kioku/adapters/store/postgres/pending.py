@@ -23,7 +23,6 @@ from kioku.ports.store_records import (
     ConsolidationRun,
     MemoryVersion,
     MidTermEntry,
-    Original,
     Resolution,
     StoredActivity,
 )
@@ -43,20 +42,6 @@ __all__ = ["PendingPart"]
 
 class PendingPart:
     """Store methods still to be written for PostgreSQL."""
-
-    def search_lexical(
-        self, terms: Sequence[str], flt: MemoryFilter, limit: int
-    ) -> builtins.list[tuple[str, float]]:
-        raise NotYetImplementedError("search_lexical")
-
-    def term_documents(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-        raise NotYetImplementedError("term_documents")
-
-    def known_terms(self, terms: Sequence[str], flt: MemoryFilter) -> frozenset[str]:
-        raise NotYetImplementedError("known_terms")
-
-    def indexed_terms(self, memory_ids: Sequence[str]) -> dict[str, frozenset[str]]:
-        raise NotYetImplementedError("indexed_terms")
 
     def batch_snapshot(self, until: datetime) -> Snapshot:
         raise NotYetImplementedError("batch_snapshot")
@@ -122,17 +107,6 @@ class PendingPart:
 
     def delete_activity(self, user_id: str) -> int:
         raise NotYetImplementedError("delete_activity")
-
-    def put_originals(self, items: Sequence[Original], at: datetime) -> int:
-        raise NotYetImplementedError("put_originals")
-
-    def originals(self, memory_ids: Sequence[str]) -> dict[str, Original]:
-        raise NotYetImplementedError("originals")
-
-    def search_originals(
-        self, terms: Sequence[str], flt: MemoryFilter, limit: int
-    ) -> builtins.list[tuple[str, float]]:
-        raise NotYetImplementedError("search_originals")
 
     def append_activity(self, rows: Sequence[ActivityRow]) -> builtins.list[int]:
         raise NotYetImplementedError("append_activity")

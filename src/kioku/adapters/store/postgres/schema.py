@@ -13,13 +13,20 @@ both stores.
 :mod:`.vectors`): an index is made when the first vector of a model is written, over the
 model's rows only (a partial index), since one index cannot hold vectors of several sizes;
 its ``index_name`` is NULL when the dimension is past what pgvector's HNSW can index.
+
+Version 2 adds lexical search (see :mod:`.lexical`): ``memory_terms`` holds each memory's terms
+as a ``text[]`` (kioku's own terms, as SQLite's FTS table holds them) under a GIN index, and
+``originals`` the first text of a compressed episode with its terms. A statement-level trigger
+on both keeps ``term_docs`` (in how many documents of each corpus a term occurs) and
+``lexical_totals`` (documents and terms per corpus) in step with every insert, update and
+delete, so BM25's counts are lookups rather than scans.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["V1_CORE"]
+__all__ = ["V1_CORE", "V2_LEXICAL"]
 
 V1_CORE: Final = (
     "CREATE EXTENSION IF NOT EXISTS vector",
@@ -112,4 +119,86 @@ V1_CORE: Final = (
     output_tokens BIGINT NOT NULL CHECK (output_tokens >= 0)
 )""",
     "CREATE INDEX idx_usage_at_utc ON usage (at_utc)",
+)
+
+#: The trigger function's body for one transition: ``{changed}`` is a fixed query of
+#: ``(memory_id, terms, sign)`` rows over the statement's transition tables.
+_COUNT_CHANGES: Final = """
+    WITH changed AS ({changed})
+    INSERT INTO term_docs (corpus, term, docs)
+    SELECT which, d.term, SUM(d.sign) FROM (
+        SELECT DISTINCT c.memory_id, t.term, c.sign
+        FROM changed AS c CROSS JOIN LATERAL unnest(c.terms) AS t(term)
+    ) AS d GROUP BY d.term HAVING SUM(d.sign) <> 0
+    ON CONFLICT (corpus, term) DO UPDATE SET docs = term_docs.docs + excluded.docs;
+    WITH changed AS ({changed})
+    DELETE FROM term_docs WHERE corpus = which AND docs <= 0
+        AND term IN (SELECT unnest(c.terms) FROM changed AS c);
+    WITH changed AS ({changed})
+    INSERT INTO lexical_totals (corpus, docs, tokens)
+    SELECT which, SUM(c.sign), SUM(c.sign * cardinality(c.terms)) FROM changed AS c
+    HAVING COUNT(*) > 0
+    ON CONFLICT (corpus) DO UPDATE SET docs = lexical_totals.docs + excluded.docs,
+        tokens = lexical_totals.tokens + excluded.tokens;
+"""
+_NEW: Final = "SELECT memory_id, terms, 1 AS sign FROM new_rows"
+_OLD: Final = "SELECT memory_id, terms, -1 AS sign FROM old_rows"
+
+_COUNT_FUNCTION: Final = (
+    "CREATE FUNCTION kioku_count_terms() RETURNS trigger LANGUAGE plpgsql AS $body$\n"
+    "DECLARE which TEXT := TG_ARGV[0];\n"
+    "BEGIN\n"
+    "IF TG_OP = 'INSERT' THEN"
+    + _COUNT_CHANGES.format(changed=_NEW)
+    + "ELSIF TG_OP = 'DELETE' THEN"
+    + _COUNT_CHANGES.format(changed=_OLD)
+    + "ELSE"
+    + _COUNT_CHANGES.format(changed=f"{_NEW} UNION ALL {_OLD}")
+    + "END IF;\nRETURN NULL;\nEND\n$body$"
+)
+
+
+def _count_triggers(table: str) -> tuple[str, ...]:
+    """The three statement triggers that count ``table``'s terms (a fixed table name)."""
+    return (
+        f"CREATE TRIGGER {table}_count_insert AFTER INSERT ON {table} "
+        "REFERENCING NEW TABLE AS new_rows "
+        f"FOR EACH STATEMENT EXECUTE FUNCTION kioku_count_terms('{table}')",
+        f"CREATE TRIGGER {table}_count_update AFTER UPDATE ON {table} "
+        "REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows "
+        f"FOR EACH STATEMENT EXECUTE FUNCTION kioku_count_terms('{table}')",
+        f"CREATE TRIGGER {table}_count_delete AFTER DELETE ON {table} "
+        "REFERENCING OLD TABLE AS old_rows "
+        f"FOR EACH STATEMENT EXECUTE FUNCTION kioku_count_terms('{table}')",
+    )
+
+
+V2_LEXICAL: Final = (
+    """CREATE TABLE memory_terms (
+    memory_id TEXT COLLATE "C" NOT NULL PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
+    terms TEXT[] NOT NULL
+)""",
+    "CREATE INDEX idx_memory_terms ON memory_terms USING gin (terms)",
+    """CREATE TABLE originals (
+    memory_id TEXT COLLATE "C" NOT NULL PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
+    saved_at TEXT NOT NULL,
+    trigger TEXT NOT NULL,
+    content TEXT NOT NULL,
+    terms TEXT[] NOT NULL
+)""",
+    "CREATE INDEX idx_originals_terms ON originals USING gin (terms)",
+    """CREATE TABLE term_docs (
+    corpus TEXT NOT NULL,
+    term TEXT NOT NULL,
+    docs BIGINT NOT NULL,
+    PRIMARY KEY (corpus, term)
+)""",
+    """CREATE TABLE lexical_totals (
+    corpus TEXT NOT NULL PRIMARY KEY,
+    docs BIGINT NOT NULL,
+    tokens BIGINT NOT NULL
+)""",
+    _COUNT_FUNCTION,
+    *_count_triggers("memory_terms"),
+    *_count_triggers("originals"),
 )

@@ -43,6 +43,7 @@ from kioku.adapters.store.postgres.queries import (
     where_clause,
 )
 from kioku.adapters.store.postgres.reads import ReadsPart
+from kioku.adapters.store.postgres.search_part import SearchPart
 from kioku.core.model import Memory
 from kioku.errors import StoreError, ValidationError
 from kioku.ports.store import MemoryFilter, MemoryPatch
@@ -59,7 +60,7 @@ class _Held(threading.local):
     depth: int = 0
 
 
-class PostgresStore(ReadsPart, PendingPart):
+class PostgresStore(ReadsPart, SearchPart, PendingPart):
     """A :class:`~kioku.ports.store.Store` kept in a PostgreSQL schema (with pgvector)."""
 
     def __init__(

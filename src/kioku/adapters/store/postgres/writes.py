@@ -9,7 +9,7 @@ from typing import Final
 
 import psycopg
 
-from kioku.adapters.store.postgres import vectors
+from kioku.adapters.store.postgres import lexical, vectors
 from kioku.adapters.store.postgres.codec import (
     INSERT_MEMORY,
     decode_memory,
@@ -20,6 +20,7 @@ from kioku.adapters.store.postgres.connection import Conn
 from kioku.adapters.store.postgres.migrations import KEY_STATE
 from kioku.adapters.store.postgres.queries import PATCH_RELATIONS, PATCH_WHITELIST
 from kioku.adapters.store.sqlite.codec import local_zone
+from kioku.adapters.store.sqlite.search import terms_text
 from kioku.core.kinds import KnowledgeDetails, ProcedureDetails, ProfileDetails
 from kioku.core.model import Embedding, Memory, Relation, RelationType
 from kioku.core.timefmt import format_ts
@@ -99,6 +100,9 @@ def insert_memories(conn: Conn, memories: Sequence[Memory]) -> None:
             raise ErasedSourceError(digests[str(erased[0])])
     with conn.cursor() as cursor:
         cursor.executemany(INSERT_MEMORY, values)
+    lexical.index_memories(
+        conn, [(m.id, terms_text(m.trigger, m.content, m.keywords)) for m in memories]
+    )
     for memory in memories:
         if memory.relations:
             write_relations(conn, memory.id, memory.relations, replace=False)
@@ -179,6 +183,8 @@ class Update:
     details_kind: str | None
     #: The model and dimension of a new embedding, whose index must exist.
     vector_index: tuple[str, int] | None
+    #: The trigger, content or keywords change: the memory's terms are indexed again.
+    text_changed: bool = False
 
     def run(self, conn: Conn, memory_id: str) -> bool:
         """Apply it; False when no memory has that id."""
@@ -199,11 +205,17 @@ class Update:
             ) from exc
         if cursor.rowcount == 0:
             return False
+        if self.text_changed:
+            lexical.reindex(conn, [memory_id])
         if self.relations is not None:
             write_relations(conn, memory_id, list(self.relations), replace=True)
         if self.vector_index is not None:
             vectors.ensure_indexes(conn, {self.vector_index})
         return True
+
+
+#: The fields the lexical index is made of.
+_TEXT_FIELDS: Final = frozenset({"trigger", "content", "keywords"})
 
 
 def prepare_update(patch: MemoryPatch) -> Update:
@@ -240,12 +252,15 @@ def prepare_update(patch: MemoryPatch) -> Update:
         vector_index=(
             (embedding.model, embedding.dim) if isinstance(embedding, Embedding) else None
         ),
+        text_changed=bool(_TEXT_FIELDS & changes.keys()),
     )
 
 
 def delete_memories(conn: Conn, memory_ids: Sequence[str]) -> int:
-    """Erase these memories (their relations both ways cascade); how many existed."""
+    """Erase these memories with their terms and originals (their relations both ways
+    cascade); how many existed."""
     ids = list(dict.fromkeys(memory_ids))
     if not ids:
         return 0
+    lexical.remove(conn, ids)
     return conn.execute("DELETE FROM memories WHERE id = ANY(%s::text[])", (ids,)).rowcount

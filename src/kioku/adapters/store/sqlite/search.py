@@ -52,6 +52,7 @@ __all__ = [
     "reindex",
     "remove",
     "scaled_budget",
+    "scaled_budget_for",
     "search",
     "terms_text",
 ]
@@ -269,7 +270,11 @@ def scaled_budget(
 ) -> int:
     """``budget`` for this store: whole up to FULL_BUDGET_MEMORIES memories, then shrinking
     with the square root of their number."""
-    memories = _memories(conn) if memories is None else memories
+    return scaled_budget_for(_memories(conn) if memories is None else memories, budget)
+
+
+def scaled_budget_for(memories: int, budget: int = POSTINGS_BUDGET) -> int:
+    """:func:`scaled_budget` for a store of ``memories`` memories."""
     if memories <= FULL_BUDGET_MEMORIES:
         return budget
     return max(min(budget, _MIN_BUDGET), int(budget * math.sqrt(FULL_BUDGET_MEMORIES / memories)))

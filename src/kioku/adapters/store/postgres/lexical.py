@@ -1,0 +1,233 @@
+"""Lexical search on PostgreSQL (schema version 2): kioku's own terms in ``text[]`` with GIN.
+
+Each memory's terms are those SQLite's FTS table holds (:func:`..sqlite.search.terms_text` over
+its trigger, content and keywords), lower-cased, kept in ``memory_terms`` as an array that keeps
+repeats (a term's frequency in the memory) and its length (the memory's length for BM25). A
+GIN index finds the memories holding any query term (``&&``). The triggers of the schema keep
+``term_docs`` and ``lexical_totals`` in step, so the document counts of BM25's IDF and the
+average length are index lookups; the ranking is computed in SQL with FTS5's formula and
+constants (k1 = 1.2, b = 0.75, an IDF of at least 1e-6), so scores match SQLite's.
+
+Terms are compared exactly, never parsed: nothing in a term can become query syntax. As on
+SQLite, terms are taken rarest first until their documents fill a postings budget, and a query
+whose rarest term is in more than :data:`..sqlite.search.MAX_TERM_DOCS` memories finds nothing.
+Unlike SQLite, a term over the budget is not sampled: all its matches are ranked, exactly.
+
+``originals`` (cold storage of the first text of compressed episodes) is a second corpus,
+searched the same way without a budget.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Final, Literal, cast
+
+from kioku.adapters.store.postgres.connection import Conn
+from kioku.adapters.store.sqlite.search import (
+    MAX_TERM_DOCS,
+    POSTINGS_BUDGET,
+    scaled_budget_for,
+    terms_text,
+)
+from kioku.records import Record
+
+__all__ = [
+    "MEMORY_TERMS",
+    "ORIGINALS",
+    "Corpus",
+    "backfill",
+    "documents",
+    "index_memories",
+    "indexed_terms",
+    "known",
+    "reindex",
+    "remove",
+    "search",
+]
+
+#: The two corpora, named after their tables (the names are fixed SQL, never input).
+Corpus = Literal["memory_terms", "originals"]
+MEMORY_TERMS: Final = "memory_terms"
+ORIGINALS: Final = "originals"
+
+_MAX_TERMS: Final = 64
+_K1: Final = 1.2
+_B: Final = 0.75
+_MIN_IDF: Final = 1e-6
+_BACKFILL_BATCH: Final = 500
+
+#: BM25 of every document of ``{table}`` holding a query term, in scope, best first.
+_SEARCH: Final = (
+    "SELECT d.memory_id, s.score FROM {table} AS d "
+    "JOIN memories AS m ON m.id = d.memory_id "
+    "CROSS JOIN LATERAL ("
+    f"SELECT SUM(q.idf * f.tf * {_K1 + 1} / (f.tf + {_K1} * "
+    f"(1 - {_B} + {_B} * cardinality(d.terms) / %s::float8))) AS score "
+    "FROM unnest(%s::text[], %s::float8[]) AS q(term, idf) "
+    "CROSS JOIN LATERAL (SELECT COUNT(*) AS tf FROM unnest(d.terms) AS t(term) "
+    "WHERE t.term = q.term) AS f WHERE f.tf > 0"
+    ") AS s WHERE d.terms && %s::text[]{scope} ORDER BY s.score DESC, d.memory_id LIMIT %s"
+)
+
+
+def _unique(terms: Sequence[str]) -> list[str]:
+    """The query's terms, lower-cased, once each, blank ones left out, at most 64."""
+    return list(dict.fromkeys(t.lower() for t in terms if t.strip()))[:_MAX_TERMS]
+
+
+def index_memories(conn: Conn, items: Sequence[tuple[str, str]]) -> None:
+    """Index each ``(memory_id, terms_text)``, replacing the memory's terms if indexed, in one
+    statement (so the counting trigger runs once)."""
+    if not items:
+        return
+    conn.execute(
+        "INSERT INTO memory_terms (memory_id, terms) "
+        "SELECT u.id, string_to_array(u.terms, ' ') FROM unnest(%s::text[], %s::text[]) "
+        "AS u(id, terms) ON CONFLICT (memory_id) DO UPDATE SET terms = excluded.terms",
+        ([i for i, _ in items], [" ".join(t.lower().split()) for _, t in items]),
+    )
+
+
+def reindex(conn: Conn, memory_ids: Sequence[str]) -> None:
+    """Index these memories again from their current rows (after their text changed)."""
+    rows = conn.execute(
+        "SELECT id, trigger, content, keywords FROM memories WHERE id = ANY(%s::text[])",
+        (list(memory_ids),),
+    ).fetchall()
+    index_memories(conn, [(str(r[0]), _text(r[1], r[2], r[3])) for r in rows])
+
+
+def _text(trigger: object, content: object, keywords: object) -> str:
+    words = cast("list[object]", keywords or [])
+    return terms_text(str(trigger), str(content), [str(k) for k in words])
+
+
+def remove(conn: Conn, memory_ids: Sequence[str]) -> None:
+    """Take these memories out of both corpora (before the memories themselves go)."""
+    ids = list(memory_ids)
+    conn.execute("DELETE FROM memory_terms WHERE memory_id = ANY(%s::text[])", (ids,))
+    conn.execute("DELETE FROM originals WHERE memory_id = ANY(%s::text[])", (ids,))
+
+
+def backfill(conn: Conn) -> None:
+    """Migration step: index every memory already in the store, a batch at a time."""
+    with conn.cursor(name="kioku_lexical_backfill") as cursor:
+        cursor.execute("SELECT id, trigger, content, keywords FROM memories ORDER BY id")
+        while batch := cursor.fetchmany(_BACKFILL_BATCH):
+            index_memories(conn, [(str(r[0]), _text(r[1], r[2], r[3])) for r in batch])
+
+
+def _totals(conn: Conn, corpus: Corpus) -> tuple[int, int]:
+    row = conn.execute(
+        "SELECT docs, tokens FROM lexical_totals WHERE corpus = %s", (corpus,)
+    ).fetchone()
+    return (0, 0) if row is None else (int(str(row[0])), int(str(row[1])))
+
+
+def _counts(conn: Conn, corpus: Corpus, terms: Sequence[str]) -> dict[str, int]:
+    """Documents of ``corpus`` holding each of ``terms`` (lower-cased), those that have any."""
+    return {
+        str(term): int(str(docs))
+        for term, docs in conn.execute(
+            "SELECT term, docs FROM term_docs WHERE corpus = %s AND term = ANY(%s::text[])",
+            (corpus, list(terms)),
+        )
+    }
+
+
+def documents(conn: Conn, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
+    """How many memories are indexed, and how many hold each of ``terms`` (as given)."""
+    wanted = list(dict.fromkeys(t for t in terms if t.strip()))[:_MAX_TERMS]
+    memories, _ = _totals(conn, MEMORY_TERMS)
+    counts = _counts(conn, MEMORY_TERMS, [t.lower() for t in wanted]) if wanted else {}
+    return memories, {term: counts.get(term.lower(), 0) for term in wanted}
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class _Plan(Record):
+    terms: list[str]
+    idfs: list[float]
+    average: float
+
+
+def _plan(conn: Conn, corpus: Corpus, terms: Sequence[str], budget: bool) -> _Plan | None:
+    """The terms to rank (rarest first within the postings budget when ``budget``), their
+    IDFs and the corpus's average length; None when nothing can match."""
+    unique = _unique(terms)
+    if not unique:
+        return None
+    docs, tokens = _totals(conn, corpus)
+    counts = _counts(conn, corpus, unique)
+    ranked = sorted((n, term) for term in unique if (n := counts.get(term, 0)) > 0)
+    if docs <= 0 or not ranked:
+        return None
+    chosen = ranked
+    if budget:
+        limit = scaled_budget_for(docs, POSTINGS_BUDGET)
+        chosen, used = [], 0
+        for n, term in ranked:
+            if chosen and used + n > limit:
+                break
+            chosen.append((n, term))
+            used += n
+        if used > MAX_TERM_DOCS:
+            return None
+    idfs = [max(_MIN_IDF, math.log((docs - n + 0.5) / (n + 0.5))) for n, _ in chosen]
+    return _Plan([t for _, t in chosen], idfs, max(tokens / docs, 1e-9))
+
+
+def search(
+    conn: Conn,
+    corpus: Corpus,
+    terms: Sequence[str],
+    scope: str,
+    params: Sequence[object],
+    limit: int,
+) -> list[tuple[str, float]]:
+    """``(memory id, BM25)`` of the best ``limit`` documents of ``corpus`` holding any of
+    ``terms`` whose memory meets ``scope`` (a fixed `` AND ...`` over ``m.`` with ``params``)."""
+    if limit <= 0:
+        return []
+    plan = _plan(conn, corpus, terms, budget=corpus == MEMORY_TERMS)
+    if plan is None:
+        return []
+    rows = conn.execute(
+        _SEARCH.format(table=corpus, scope=scope),
+        (plan.average, plan.terms, plan.idfs, plan.terms, *params, limit),
+        prepare=False,
+    )
+    return [(str(i), float(str(s))) for i, s in rows]
+
+
+def known(conn: Conn, terms: Sequence[str], scope: str, params: Sequence[object]) -> frozenset[str]:
+    """Which of ``terms`` (lower-cased) a memory within ``scope`` is indexed under; a term no
+    memory holds is answered by ``term_docs`` alone."""
+    unique = _unique(terms)
+    if not unique:
+        return frozenset()
+    held = list(_counts(conn, MEMORY_TERMS, unique))
+    if not held:
+        return frozenset()
+    rows = conn.execute(
+        "SELECT q.term FROM unnest(%s::text[]) AS q(term) WHERE EXISTS ("
+        "SELECT 1 FROM memory_terms AS d JOIN memories AS m ON m.id = d.memory_id "
+        f"WHERE d.terms @> ARRAY[q.term]{scope})",
+        (held, *params),
+        prepare=False,
+    )
+    return frozenset(str(row[0]) for row in rows)
+
+
+def indexed_terms(conn: Conn, memory_ids: Sequence[str]) -> dict[str, frozenset[str]]:
+    """The terms each of ``memory_ids`` is indexed under (those indexed only)."""
+    ids = list(dict.fromkeys(memory_ids))
+    if not ids:
+        return {}
+    rows = conn.execute(
+        "SELECT memory_id, terms FROM memory_terms WHERE memory_id = ANY(%s::text[])", (ids,)
+    )
+    return {
+        str(i): frozenset(str(t) for t in cast("list[object]", terms or [])) for i, terms in rows
+    }
