@@ -19,7 +19,6 @@ from kioku.ports.store_records import (
     ActivityFields,
     ActivityQuery,
     ActivityRow,
-    ApiKey,
     ConsolidationRun,
     MemoryVersion,
     MidTermEntry,
@@ -169,24 +168,6 @@ class PendingPart:
 
     def set_low_activity(self, ids: Sequence[str], since: datetime | None) -> int:
         raise NotYetImplementedError("set_low_activity")
-
-    def add_key(self, key: ApiKey) -> None:
-        raise NotYetImplementedError("add_key")
-
-    def keys(self, include_revoked: bool = False) -> builtins.list[ApiKey]:
-        raise NotYetImplementedError("keys")
-
-    def key_by_id(self, key_id: str) -> ApiKey | None:
-        raise NotYetImplementedError("key_by_id")
-
-    def revoke_key(self, key_id: str, at: datetime) -> bool:
-        raise NotYetImplementedError("revoke_key")
-
-    def touch_key(self, key_id: str, at: datetime) -> None:
-        raise NotYetImplementedError("touch_key")
-
-    def delete_keys(self, user_id: str) -> int:
-        raise NotYetImplementedError("delete_keys")
 
     def scrub(self) -> ScrubReport:
         raise NotYetImplementedError("scrub")

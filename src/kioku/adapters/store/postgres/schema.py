@@ -20,13 +20,15 @@ as a ``text[]`` (kioku's own terms, as SQLite's FTS table holds them) under a GI
 on both keeps ``term_docs`` (in how many documents of each corpus a term occurs) and
 ``lexical_totals`` (documents and terms per corpus) in step with every insert, update and
 delete, so BM25's counts are lookups rather than scans.
+
+Version 3 adds ``api_keys``, as SQLite's schema 10 has it.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["V1_CORE", "V2_LEXICAL"]
+__all__ = ["V1_CORE", "V2_LEXICAL", "V3_KEYS"]
 
 V1_CORE: Final = (
     "CREATE EXTENSION IF NOT EXISTS vector",
@@ -201,4 +203,19 @@ V2_LEXICAL: Final = (
     _COUNT_FUNCTION,
     *_count_triggers("memory_terms"),
     *_count_triggers("originals"),
+)
+
+V3_KEYS: Final = (
+    """CREATE TABLE api_keys (
+    id TEXT COLLATE "C" NOT NULL PRIMARY KEY,
+    name TEXT NOT NULL,
+    secret_hash TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    rights TEXT NOT NULL CHECK (rights IN ('read', 'read-write')),
+    created_at TEXT COLLATE "C" NOT NULL,
+    revoked_at TEXT,
+    last_used_at TEXT
+)""",
+    "CREATE INDEX idx_api_keys_user ON api_keys (user_id)",
 )

@@ -33,6 +33,7 @@ from kioku.adapters.store.postgres.connection import (
     redacted,
     translating,
 )
+from kioku.adapters.store.postgres.keys_part import KeysPart
 from kioku.adapters.store.postgres.pending import PendingPart
 from kioku.adapters.store.postgres.queries import (
     and_clause,
@@ -60,7 +61,7 @@ class _Held(threading.local):
     depth: int = 0
 
 
-class PostgresStore(ReadsPart, SearchPart, PendingPart):
+class PostgresStore(ReadsPart, SearchPart, KeysPart, PendingPart):
     """A :class:`~kioku.ports.store.Store` kept in a PostgreSQL schema (with pgvector)."""
 
     def __init__(
