@@ -66,8 +66,8 @@ _SEARCH: Final = (
     f"SELECT SUM(q.idf * f.tf * {_K1 + 1} / (f.tf + {_K1} * "
     f"(1 - {_B} + {_B} * cardinality(d.terms) / %s::float8))) AS score "
     "FROM unnest(%s::text[], %s::float8[]) AS q(term, idf) "
-    "CROSS JOIN LATERAL (SELECT COUNT(*) AS tf FROM unnest(d.terms) AS t(term) "
-    "WHERE t.term = q.term) AS f WHERE f.tf > 0"
+    "CROSS JOIN LATERAL (SELECT cardinality(array_positions(d.terms, q.term)) AS tf) AS f "
+    "WHERE f.tf > 0"
     ") AS s WHERE d.terms && %s::text[]{scope} ORDER BY s.score DESC, d.memory_id LIMIT %s"
 )
 

@@ -180,7 +180,7 @@ V2_LEXICAL: Final = (
     memory_id TEXT COLLATE "C" NOT NULL PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
     terms TEXT[] NOT NULL
 )""",
-    "CREATE INDEX idx_memory_terms ON memory_terms USING gin (terms)",
+    "CREATE INDEX idx_memory_terms ON memory_terms USING gin (terms) WITH (fastupdate = off)",
     """CREATE TABLE originals (
     memory_id TEXT COLLATE "C" NOT NULL PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
     saved_at TEXT NOT NULL,
@@ -188,7 +188,7 @@ V2_LEXICAL: Final = (
     content TEXT NOT NULL,
     terms TEXT[] NOT NULL
 )""",
-    "CREATE INDEX idx_originals_terms ON originals USING gin (terms)",
+    "CREATE INDEX idx_originals_terms ON originals USING gin (terms) WITH (fastupdate = off)",
     """CREATE TABLE term_docs (
     corpus TEXT NOT NULL,
     term TEXT NOT NULL,
