@@ -18,7 +18,7 @@ from typing import Final
 import psycopg
 
 from kioku.adapters.store.postgres import lexical
-from kioku.adapters.store.postgres.schema import V1_CORE, V2_LEXICAL, V3_KEYS
+from kioku.adapters.store.postgres.schema import V1_CORE, V2_LEXICAL, V3_KEYS, V4_ACTIVITY
 from kioku.core.timefmt import format_ts
 from kioku.errors import KiokuError, StoreError
 from kioku.records import Record
@@ -70,6 +70,7 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(1, "core", (_sql_step(*V1_CORE), _create_key)),
     Migration(2, "lexical search and originals", (_sql_step(*V2_LEXICAL), lexical.backfill)),
     Migration(3, "api keys", (_sql_step(*V3_KEYS),)),
+    Migration(4, "activity log", (_sql_step(*V4_ACTIVITY),)),
 )
 
 #: The schema version this code writes and expects.

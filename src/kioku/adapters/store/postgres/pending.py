@@ -14,16 +14,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kioku.adapters.store.postgres.connection import NotYetImplementedError
-from kioku.ports.store import MemoryFilter
 from kioku.ports.store_records import (
-    ActivityFields,
-    ActivityQuery,
-    ActivityRow,
     ConsolidationRun,
     MemoryVersion,
     MidTermEntry,
     Resolution,
-    StoredActivity,
 )
 
 if TYPE_CHECKING:
@@ -104,15 +99,6 @@ class PendingPart:
     def delete_state(self, prefix: str) -> int:
         raise NotYetImplementedError("delete_state")
 
-    def delete_activity(self, user_id: str) -> int:
-        raise NotYetImplementedError("delete_activity")
-
-    def append_activity(self, rows: Sequence[ActivityRow]) -> builtins.list[int]:
-        raise NotYetImplementedError("append_activity")
-
-    def read_activity(self, query: ActivityQuery) -> builtins.list[StoredActivity]:
-        raise NotYetImplementedError("read_activity")
-
     def consolidation_done(self, kind: str, period: str, user_id: str, agent_id: str) -> bool:
         raise NotYetImplementedError("consolidation_done")
 
@@ -159,15 +145,6 @@ class PendingPart:
         self, memory_id: str, user_id: str, agent_id: str, session_id: str | None
     ) -> int:
         raise NotYetImplementedError("forget_traces")
-
-    def activity_fields(self, flt: MemoryFilter) -> builtins.list[ActivityFields]:
-        raise NotYetImplementedError("activity_fields")
-
-    def touch_accessed(self, ids: Sequence[str], at: datetime) -> int:
-        raise NotYetImplementedError("touch_accessed")
-
-    def set_low_activity(self, ids: Sequence[str], since: datetime | None) -> int:
-        raise NotYetImplementedError("set_low_activity")
 
     def scrub(self) -> ScrubReport:
         raise NotYetImplementedError("scrub")

@@ -22,13 +22,19 @@ on both keeps ``term_docs`` (in how many documents of each corpus a term occurs)
 delete, so BM25's counts are lookups rather than scans.
 
 Version 3 adds ``api_keys``, as SQLite's schema 10 has it.
+
+Version 4 adds the activity log (see :mod:`.activity`), as SQLite's schema 8 has it:
+``activity`` keeps one JSON line per event with the columns readers filter on, its ``seq`` an
+identity that only grows; ``activity_memories`` says which memories each event mentions, so
+erasing a memory can take its text out of those events. The columns forgetting reads
+(``memories.last_access_utc``, ``low_since_utc``) are in version 1 already.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["V1_CORE", "V2_LEXICAL", "V3_KEYS"]
+__all__ = ["V1_CORE", "V2_LEXICAL", "V3_KEYS", "V4_ACTIVITY"]
 
 V1_CORE: Final = (
     "CREATE EXTENSION IF NOT EXISTS vector",
@@ -218,4 +224,25 @@ V3_KEYS: Final = (
     last_used_at TEXT
 )""",
     "CREATE INDEX idx_api_keys_user ON api_keys (user_id)",
+)
+
+V4_ACTIVITY: Final = (
+    """CREATE TABLE activity (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at_utc DOUBLE PRECISION NOT NULL,
+    day TEXT NOT NULL,
+    type TEXT NOT NULL,
+    user_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    session_id TEXT,
+    line TEXT NOT NULL
+)""",
+    "CREATE INDEX idx_activity_scope_time ON activity (user_id, agent_id, at_utc)",
+    """CREATE TABLE activity_memories (
+    memory_id TEXT COLLATE "C" NOT NULL,
+    seq BIGINT NOT NULL REFERENCES activity (seq) ON DELETE CASCADE,
+    PRIMARY KEY (memory_id, seq)
+)""",
+    # The cascade from ``activity`` looks events up by seq.
+    "CREATE INDEX idx_activity_memories_seq ON activity_memories (seq)",
 )

@@ -24,6 +24,7 @@ from typing import Final
 import psycopg_pool
 
 from kioku.adapters.store.postgres import migrations, vectors, writes
+from kioku.adapters.store.postgres.activity import ActivityPart
 from kioku.adapters.store.postgres.codec import SELECT_MEMORIES
 from kioku.adapters.store.postgres.connection import (
     DEFAULT_POOL_MAX,
@@ -61,7 +62,7 @@ class _Held(threading.local):
     depth: int = 0
 
 
-class PostgresStore(ReadsPart, SearchPart, KeysPart, PendingPart):
+class PostgresStore(ReadsPart, SearchPart, KeysPart, ActivityPart, PendingPart):
     """A :class:`~kioku.ports.store.Store` kept in a PostgreSQL schema (with pgvector)."""
 
     def __init__(

@@ -9,7 +9,7 @@ from typing import Final
 
 import psycopg
 
-from kioku.adapters.store.postgres import lexical, vectors
+from kioku.adapters.store.postgres import activity, lexical, vectors
 from kioku.adapters.store.postgres.codec import (
     INSERT_MEMORY,
     decode_memory,
@@ -258,9 +258,14 @@ def prepare_update(patch: MemoryPatch) -> Update:
 
 def delete_memories(conn: Conn, memory_ids: Sequence[str]) -> int:
     """Erase these memories with their terms and originals (their relations both ways
-    cascade); how many existed."""
+    cascade), and take their text out of the activity events that mention them; how many
+    existed."""
     ids = list(dict.fromkeys(memory_ids))
     if not ids:
         return 0
     lexical.remove(conn, ids)
-    return conn.execute("DELETE FROM memories WHERE id = ANY(%s::text[])", (ids,)).rowcount
+    gone = conn.execute(
+        "DELETE FROM memories WHERE id = ANY(%s::text[]) RETURNING id", (ids,)
+    ).fetchall()
+    activity.redact(conn, [str(row[0]) for row in gone])
+    return len(gone)
