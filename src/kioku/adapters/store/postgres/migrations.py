@@ -18,7 +18,13 @@ from typing import Final
 import psycopg
 
 from kioku.adapters.store.postgres import lexical
-from kioku.adapters.store.postgres.schema import V1_CORE, V2_LEXICAL, V3_KEYS, V4_ACTIVITY
+from kioku.adapters.store.postgres.schema import (
+    V1_CORE,
+    V2_LEXICAL,
+    V3_KEYS,
+    V4_ACTIVITY,
+    V5_CONSOLIDATION,
+)
 from kioku.core.timefmt import format_ts
 from kioku.errors import KiokuError, StoreError
 from kioku.records import Record
@@ -71,6 +77,7 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(2, "lexical search and originals", (_sql_step(*V2_LEXICAL), lexical.backfill)),
     Migration(3, "api keys", (_sql_step(*V3_KEYS),)),
     Migration(4, "activity log", (_sql_step(*V4_ACTIVITY),)),
+    Migration(5, "consolidation", (_sql_step(*V5_CONSOLIDATION),)),
 )
 
 #: The schema version this code writes and expects.

@@ -14,12 +14,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kioku.adapters.store.postgres.connection import NotYetImplementedError
-from kioku.ports.store_records import (
-    ConsolidationRun,
-    MemoryVersion,
-    MidTermEntry,
-    Resolution,
-)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -28,7 +22,6 @@ if TYPE_CHECKING:
     from kioku.core.lifecycle.links import Link
     from kioku.core.lifecycle.log import LogEntry
     from kioku.core.lifecycle.plan import Snapshot
-    from kioku.core.model import Memory
     from kioku.ports.erasure import AuditEntry, BackupRecord, ScrubReport
 
 __all__ = ["PendingPart"]
@@ -98,53 +91,6 @@ class PendingPart:
 
     def delete_state(self, prefix: str) -> int:
         raise NotYetImplementedError("delete_state")
-
-    def consolidation_done(self, kind: str, period: str, user_id: str, agent_id: str) -> bool:
-        raise NotYetImplementedError("consolidation_done")
-
-    def record_consolidation(self, run: ConsolidationRun) -> None:
-        raise NotYetImplementedError("record_consolidation")
-
-    def consolidation_runs(
-        self, user_id: str, agent_id: str, kind: str | None = None, limit: int = 100
-    ) -> builtins.list[ConsolidationRun]:
-        raise NotYetImplementedError("consolidation_runs")
-
-    def save_version(self, memory: Memory, at: datetime) -> int:
-        raise NotYetImplementedError("save_version")
-
-    def versions(self, memory_id: str) -> builtins.list[MemoryVersion]:
-        raise NotYetImplementedError("versions")
-
-    def delete_versions(self, memory_id: str, versions: Sequence[int]) -> int:
-        raise NotYetImplementedError("delete_versions")
-
-    def add_resolutions(self, items: Sequence[Resolution]) -> builtins.list[int]:
-        raise NotYetImplementedError("add_resolutions")
-
-    def resolutions(
-        self, user_id: str, since: datetime | None = None, limit: int | None = None
-    ) -> builtins.list[Resolution]:
-        raise NotYetImplementedError("resolutions")
-
-    def put_midterm(self, entry: MidTermEntry) -> None:
-        raise NotYetImplementedError("put_midterm")
-
-    def midterm(
-        self, user_id: str, agent_id: str, now: datetime, thread_id: str | None = None
-    ) -> builtins.list[MidTermEntry]:
-        raise NotYetImplementedError("midterm")
-
-    def expire_midterm(self, now: datetime) -> int:
-        raise NotYetImplementedError("expire_midterm")
-
-    def delete_consolidation(self, user_id: str) -> int:
-        raise NotYetImplementedError("delete_consolidation")
-
-    def forget_traces(
-        self, memory_id: str, user_id: str, agent_id: str, session_id: str | None
-    ) -> int:
-        raise NotYetImplementedError("forget_traces")
 
     def scrub(self) -> ScrubReport:
         raise NotYetImplementedError("scrub")

@@ -28,13 +28,19 @@ Version 4 adds the activity log (see :mod:`.activity`), as SQLite's schema 8 has
 identity that only grows; ``activity_memories`` says which memories each event mentions, so
 erasing a memory can take its text out of those events. The columns forgetting reads
 (``memories.last_access_utc``, ``low_since_utc``) are in version 1 already.
+
+Version 5 adds what consolidation keeps (see :mod:`.consolidation`), as SQLite's schema 9
+has it: ``consolidation_runs`` (unique per kind, period and scope; the report as ``jsonb``),
+``memory_versions`` (deleting the memory deletes them), ``resolutions`` and ``midterm`` (one
+row per thread of a scope; keywords and turns as ``text[]``). Times are ISO 8601 text with
+their offset beside seconds since the epoch (``*_utc``), which is what is compared.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["V1_CORE", "V2_LEXICAL", "V3_KEYS", "V4_ACTIVITY"]
+__all__ = ["V1_CORE", "V2_LEXICAL", "V3_KEYS", "V4_ACTIVITY", "V5_CONSOLIDATION"]
 
 V1_CORE: Final = (
     "CREATE EXTENSION IF NOT EXISTS vector",
@@ -245,4 +251,60 @@ V4_ACTIVITY: Final = (
 )""",
     # The cascade from ``activity`` looks events up by seq.
     "CREATE INDEX idx_activity_memories_seq ON activity_memories (seq)",
+)
+
+V5_CONSOLIDATION: Final = (
+    """CREATE TABLE consolidation_runs (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    kind TEXT NOT NULL CHECK (length(kind) > 0),
+    period TEXT NOT NULL CHECK (length(period) > 0),
+    user_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    done_at TEXT NOT NULL,
+    done_utc DOUBLE PRECISION NOT NULL,
+    report JSONB NOT NULL DEFAULT '{}',
+    UNIQUE (user_id, agent_id, kind, period)
+)""",
+    "CREATE INDEX idx_consolidation_runs_time ON consolidation_runs (user_id, agent_id, done_utc)",
+    """CREATE TABLE memory_versions (
+    rid BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    memory_id TEXT COLLATE "C" NOT NULL REFERENCES memories (id) ON DELETE CASCADE,
+    version INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    saved_at TEXT NOT NULL,
+    saved_utc DOUBLE PRECISION NOT NULL,
+    trigger TEXT NOT NULL,
+    content TEXT NOT NULL,
+    details JSONB
+)""",
+    "CREATE INDEX idx_memory_versions_memory ON memory_versions (memory_id, version)",
+    """CREATE TABLE resolutions (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    user_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    session_id TEXT,
+    at TEXT NOT NULL,
+    at_utc DOUBLE PRECISION NOT NULL,
+    item TEXT NOT NULL,
+    source TEXT NOT NULL DEFAULT ''
+)""",
+    "CREATE INDEX idx_resolutions_user_time ON resolutions (user_id, at_utc)",
+    "CREATE INDEX idx_resolutions_source ON resolutions (source)",
+    """CREATE TABLE midterm (
+    user_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    thread_id TEXT COLLATE "C" NOT NULL,
+    session_id TEXT,
+    created TEXT NOT NULL,
+    created_utc DOUBLE PRECISION NOT NULL,
+    hot_until TEXT NOT NULL,
+    expires TEXT NOT NULL,
+    expires_utc DOUBLE PRECISION NOT NULL,
+    summary TEXT NOT NULL,
+    keywords TEXT[] NOT NULL DEFAULT '{}',
+    turns TEXT[] NOT NULL DEFAULT '{}',
+    turn_count INTEGER NOT NULL CHECK (turn_count >= 0),
+    PRIMARY KEY (user_id, agent_id, thread_id)
+)""",
+    "CREATE INDEX idx_midterm_expires ON midterm (expires_utc)",
 )

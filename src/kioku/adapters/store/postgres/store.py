@@ -34,6 +34,7 @@ from kioku.adapters.store.postgres.connection import (
     redacted,
     translating,
 )
+from kioku.adapters.store.postgres.consolidation import ConsolidationPart
 from kioku.adapters.store.postgres.keys_part import KeysPart
 from kioku.adapters.store.postgres.pending import PendingPart
 from kioku.adapters.store.postgres.queries import (
@@ -62,7 +63,7 @@ class _Held(threading.local):
     depth: int = 0
 
 
-class PostgresStore(ReadsPart, SearchPart, KeysPart, ActivityPart, PendingPart):
+class PostgresStore(ReadsPart, SearchPart, KeysPart, ActivityPart, ConsolidationPart, PendingPart):
     """A :class:`~kioku.ports.store.Store` kept in a PostgreSQL schema (with pgvector)."""
 
     def __init__(
