@@ -24,6 +24,7 @@ from kioku.adapters.store.postgres.schema import (
     V3_KEYS,
     V4_ACTIVITY,
     V5_CONSOLIDATION,
+    V6_LIFECYCLE,
 )
 from kioku.core.timefmt import format_ts
 from kioku.errors import KiokuError, StoreError
@@ -78,6 +79,7 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(3, "api keys", (_sql_step(*V3_KEYS),)),
     Migration(4, "activity log", (_sql_step(*V4_ACTIVITY),)),
     Migration(5, "consolidation", (_sql_step(*V5_CONSOLIDATION),)),
+    Migration(6, "lifecycle log", (_sql_step(*V6_LIFECYCLE),)),
 )
 
 #: The schema version this code writes and expects.

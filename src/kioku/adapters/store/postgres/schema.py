@@ -34,13 +34,24 @@ has it: ``consolidation_runs`` (unique per kind, period and scope; the report as
 ``memory_versions`` (deleting the memory deletes them), ``resolutions`` and ``midterm`` (one
 row per thread of a scope; keywords and turns as ``text[]``). Times are ISO 8601 text with
 their offset beside seconds since the epoch (``*_utc``), which is what is compared.
+
+Version 6 adds the lifecycle log (see :mod:`.lifecycle`), as SQLite's schema 5 has it: one
+row per transition of the nightly batch (and of consolidation and forgetting), its ``seq`` an
+identity that only grows, its details ``jsonb``.
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["V1_CORE", "V2_LEXICAL", "V3_KEYS", "V4_ACTIVITY", "V5_CONSOLIDATION"]
+__all__ = [
+    "V1_CORE",
+    "V2_LEXICAL",
+    "V3_KEYS",
+    "V4_ACTIVITY",
+    "V5_CONSOLIDATION",
+    "V6_LIFECYCLE",
+]
 
 V1_CORE: Final = (
     "CREATE EXTENSION IF NOT EXISTS vector",
@@ -307,4 +318,25 @@ V5_CONSOLIDATION: Final = (
     PRIMARY KEY (user_id, agent_id, thread_id)
 )""",
     "CREATE INDEX idx_midterm_expires ON midterm (expires_utc)",
+)
+
+V6_LIFECYCLE: Final = (
+    """CREATE TABLE lifecycle_log (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    event_at TEXT NOT NULL,
+    event_utc DOUBLE PRECISION NOT NULL,
+    batch_day TEXT,
+    memory_id TEXT COLLATE "C" NOT NULL,
+    user_id TEXT NOT NULL,
+    agent_id TEXT NOT NULL,
+    event TEXT NOT NULL,
+    level_before INTEGER,
+    level_after INTEGER,
+    score_before DOUBLE PRECISION,
+    score_after DOUBLE PRECISION,
+    details JSONB NOT NULL DEFAULT '{}'
+)""",
+    "CREATE INDEX idx_lifecycle_memory ON lifecycle_log (memory_id, seq)",
+    "CREATE INDEX idx_lifecycle_time ON lifecycle_log (event_utc)",
+    "CREATE INDEX idx_lifecycle_scope ON lifecycle_log (user_id, agent_id, event_utc)",
 )

@@ -36,6 +36,7 @@ from kioku.adapters.store.postgres.connection import (
 )
 from kioku.adapters.store.postgres.consolidation import ConsolidationPart
 from kioku.adapters.store.postgres.keys_part import KeysPart
+from kioku.adapters.store.postgres.lifecycle import LifecyclePart
 from kioku.adapters.store.postgres.pending import PendingPart
 from kioku.adapters.store.postgres.queries import (
     and_clause,
@@ -63,7 +64,15 @@ class _Held(threading.local):
     depth: int = 0
 
 
-class PostgresStore(ReadsPart, SearchPart, KeysPart, ActivityPart, ConsolidationPart, PendingPart):
+class PostgresStore(
+    ReadsPart,
+    SearchPart,
+    KeysPart,
+    ActivityPart,
+    ConsolidationPart,
+    LifecyclePart,
+    PendingPart,
+):
     """A :class:`~kioku.ports.store.Store` kept in a PostgreSQL schema (with pgvector)."""
 
     def __init__(
