@@ -9,9 +9,9 @@ Each test gets a schema of its own (named after its ``tmp_path``, so a second st
 the same ``tmp_path`` shares it), dropped afterwards. Without psycopg or pgserver installed,
 the postgres parametrisation is skipped, saying which is missing.
 
-The PostgreSQL adapter is in progress (issue #17): a Store method it does not have yet raises
-``NotYetImplementedError``, which :func:`pytest_runtest_makereport` reports as a skip naming
-the method. Nothing else is turned into a skip: a wrong answer fails.
+Every Store method runs on both adapters. A test that reads a store's files on disk (to prove
+an erasure left no bytes behind) skips itself, saying so, when the adapter keeps none under
+the test's directory, as PostgreSQL does.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -115,30 +115,6 @@ def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
         opened.close()
         if adapter == "postgres":
             _admin(f"DROP SCHEMA IF EXISTS {pg_schema(tmp_path)} CASCADE")
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(
-    item: pytest.Item, call: pytest.CallInfo[None]
-) -> Generator[None, Any, None]:
-    """Report a test that reached a Store method PostgreSQL lacks so far as skipped, naming
-    the method (only that error: a wrong answer still fails)."""
-    outcome = yield
-    excinfo = call.excinfo
-    if excinfo is None or call.when == "teardown":
-        return
-    try:
-        from kioku.adapters.store.postgres.connection import NotYetImplementedError
-    except ImportError:
-        return
-    error = excinfo.value
-    if isinstance(error, BaseExceptionGroup):
-        pending = error.subgroup(lambda e: isinstance(e, NotYetImplementedError))
-        error = pending.exceptions[0] if pending is not None else error
-    if isinstance(error, NotYetImplementedError):
-        report = outcome.get_result()
-        report.outcome = "skipped"
-        report.longrepr = (str(item.path), item.location[1] or 0, f"Skipped: {error}")
 
 
 def memory_id(n: int, created: datetime = BASE_TIME) -> str:

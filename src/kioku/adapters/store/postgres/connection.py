@@ -20,7 +20,6 @@ __all__ = [
     "DEFAULT_POOL_MAX",
     "DEFAULT_TIMEOUT_S",
     "Conn",
-    "NotYetImplementedError",
     "open_pool",
     "redacted",
     "translating",
@@ -32,14 +31,6 @@ Conn = psycopg.Connection[tuple[object, ...]]
 DEFAULT_POOL_MAX: Final = 8
 DEFAULT_TIMEOUT_S: Final = 30.0
 _RULES_HINT: Final = "validate memories before storing them; nothing was written"
-
-
-class NotYetImplementedError(NotImplementedError):
-    """A Store method the PostgreSQL adapter does not have yet (issue #17 is in progress)."""
-
-    def __init__(self, method: str) -> None:
-        super().__init__(f"PostgreSQL store: {method}() is not implemented yet")
-        self.method = method
 
 
 def redacted(url: str) -> str:

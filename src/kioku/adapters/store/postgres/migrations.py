@@ -25,6 +25,7 @@ from kioku.adapters.store.postgres.schema import (
     V4_ACTIVITY,
     V5_CONSOLIDATION,
     V6_LIFECYCLE,
+    V7_ERASURE,
 )
 from kioku.core.timefmt import format_ts
 from kioku.errors import KiokuError, StoreError
@@ -80,6 +81,7 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(4, "activity log", (_sql_step(*V4_ACTIVITY),)),
     Migration(5, "consolidation", (_sql_step(*V5_CONSOLIDATION),)),
     Migration(6, "lifecycle log", (_sql_step(*V6_LIFECYCLE),)),
+    Migration(7, "erasure audit and backups manifest", (_sql_step(*V7_ERASURE),)),
 )
 
 #: The schema version this code writes and expects.

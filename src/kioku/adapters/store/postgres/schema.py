@@ -38,6 +38,9 @@ their offset beside seconds since the epoch (``*_utc``), which is what is compar
 Version 6 adds the lifecycle log (see :mod:`.lifecycle`), as SQLite's schema 5 has it: one
 row per transition of the nightly batch (and of consolidation and forgetting), its ``seq`` an
 identity that only grows, its details ``jsonb``.
+
+Version 7 adds erasure's append-only audit log and the backups manifest (see :mod:`.erasure`),
+as SQLite's schema 6 has them.
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ __all__ = [
     "V4_ACTIVITY",
     "V5_CONSOLIDATION",
     "V6_LIFECYCLE",
+    "V7_ERASURE",
 ]
 
 V1_CORE: Final = (
@@ -339,4 +343,36 @@ V6_LIFECYCLE: Final = (
     "CREATE INDEX idx_lifecycle_memory ON lifecycle_log (memory_id, seq)",
     "CREATE INDEX idx_lifecycle_time ON lifecycle_log (event_utc)",
     "CREATE INDEX idx_lifecycle_scope ON lifecycle_log (user_id, agent_id, event_utc)",
+)
+
+V7_ERASURE: Final = (
+    """CREATE TABLE erasure_audit (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    at TEXT NOT NULL,
+    action TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    items INTEGER NOT NULL,
+    details JSONB NOT NULL DEFAULT '{}'
+)""",
+    """CREATE FUNCTION erasure_audit_append_only() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'the erasure audit log is append-only';
+END
+$$""",
+    """CREATE TRIGGER erasure_audit_no_change BEFORE UPDATE OR DELETE ON erasure_audit
+FOR EACH ROW EXECUTE FUNCTION erasure_audit_append_only()""",
+    """CREATE TRIGGER erasure_audit_no_truncate BEFORE TRUNCATE ON erasure_audit
+FOR EACH STATEMENT EXECUTE FUNCTION erasure_audit_append_only()""",
+    """CREATE TABLE backups (
+    seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    path TEXT NOT NULL,
+    made_at TEXT NOT NULL,
+    memories INTEGER NOT NULL,
+    users JSONB NOT NULL DEFAULT '{}'
+)""",
+    """CREATE TABLE backup_ids (
+    backup_seq BIGINT NOT NULL REFERENCES backups (seq) ON DELETE CASCADE,
+    id_hash BIGINT NOT NULL,
+    PRIMARY KEY (id_hash, backup_seq)
+)""",
 )

@@ -7,8 +7,8 @@ and a read-check-write inside is safe against other processes), inner levels are
 Every write method runs in its own level, so a failed call undoes only itself. Reads outside
 ``atomic()`` take a connection for one read-only, repeatable-read transaction.
 
-The methods not written yet raise :class:`.connection.NotYetImplementedError` (see
-:mod:`.pending`).
+Erasure's audit log and backups manifest are in :mod:`.erasure`; backups, scrubbing and
+compaction in :mod:`.maintenance`.
 """
 
 from __future__ import annotations
@@ -35,9 +35,10 @@ from kioku.adapters.store.postgres.connection import (
     translating,
 )
 from kioku.adapters.store.postgres.consolidation import ConsolidationPart
+from kioku.adapters.store.postgres.erasure import ErasurePart
 from kioku.adapters.store.postgres.keys_part import KeysPart
 from kioku.adapters.store.postgres.lifecycle import LifecyclePart
-from kioku.adapters.store.postgres.pending import PendingPart
+from kioku.adapters.store.postgres.maintenance import MaintenancePart
 from kioku.adapters.store.postgres.queries import (
     and_clause,
     check_page,
@@ -71,7 +72,8 @@ class PostgresStore(
     ActivityPart,
     ConsolidationPart,
     LifecyclePart,
-    PendingPart,
+    ErasurePart,
+    MaintenancePart,
 ):
     """A :class:`~kioku.ports.store.Store` kept in a PostgreSQL schema (with pgvector)."""
 
@@ -126,6 +128,9 @@ class PostgresStore(
         if self._pool is None:
             raise StoreError(f"the store {self._where} is closed", hint="open it again")
         return self._pool
+
+    def _atomic_depth(self) -> int:
+        return self._held.depth
 
     @contextmanager
     def atomic(self) -> Iterator[None]:
