@@ -3,8 +3,8 @@
 ``store`` is parametrised over adapters. Add an adapter by adding its name to
 ``ADAPTERS`` and a branch to :func:`open_store`.
 
-PostgreSQL: a real server with pgvector, started once per test session (per xdist worker) from
-the ``pgserver`` package in a temporary directory, or the server ``KIOKU_TEST_PG_URL`` names.
+PostgreSQL: a real server with pgvector (``tests/postgres_server.py``), started once per test
+session (per xdist worker) from the ``pgserver`` package, or the server ``KIOKU_TEST_PG_URL`` names.
 Each test gets a schema of its own (named after its ``tmp_path``, so a second store opened on
 the same ``tmp_path`` shares it), dropped afterwards. Without psycopg or pgserver installed,
 the postgres parametrisation is skipped, saying which is missing.
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-import os
 from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -30,6 +29,7 @@ import pytest
 
 from kioku.core.model import Memory, Valence
 from kioku.ports.store import Store
+from tests.postgres_server import PG_URL, admin, postgres_url  # noqa: F401 (a fixture)
 
 ADAPTERS = ["sqlite", "postgres"]
 
@@ -38,10 +38,6 @@ TOKYO = ZoneInfo("Asia/Tokyo")
 BASE_TIME = datetime(2025, 1, 15, 14, 30, 52, tzinfo=TOKYO)
 
 MakeMemory = Callable[..., Memory]
-
-
-#: The URL of this session's PostgreSQL server, set by the ``postgres_url`` fixture.
-_PG_URL: list[str] = []
 
 
 def pg_schema(tmp_path: Path) -> str:
@@ -53,7 +49,7 @@ def pg_store_url(tmp_path: Path) -> str:
     """The session's server, with the test's schema (and pgvector's) on the search path."""
     from psycopg.conninfo import make_conninfo
 
-    return make_conninfo(_PG_URL[0], options=f"-c search_path={pg_schema(tmp_path)},public")
+    return make_conninfo(PG_URL[0], options=f"-c search_path={pg_schema(tmp_path)},public")
 
 
 def open_store(adapter: str, tmp_path: Path) -> Store:
@@ -68,53 +64,20 @@ def open_store(adapter: str, tmp_path: Path) -> Store:
     raise ValueError(f"unknown store adapter {adapter!r}")
 
 
-def _admin(sql: str) -> None:
-    import psycopg
-
-    with psycopg.connect(_PG_URL[0], autocommit=True) as conn:
-        conn.execute(sql)  # type: ignore[arg-type]  # fixed text and generated schema names
-
-
-@pytest.fixture(scope="session")
-def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A PostgreSQL server with pgvector for this session (``KIOKU_TEST_PG_URL`` or pgserver)."""
-    pytest.importorskip("psycopg", reason="the postgres extra (psycopg) is not installed")
-    pytest.importorskip("psycopg_pool", reason="the postgres extra (psycopg-pool) is not installed")
-    given = os.environ.get("KIOKU_TEST_PG_URL")
-    server: Any = None
-    if given:
-        _PG_URL[:] = [given]
-    else:
-        pgserver = pytest.importorskip("pgserver", reason="pgserver is not installed")
-        server = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop")
-        _PG_URL[:] = [server.get_uri()]
-        # A throwaway server: no waiting for the disk (a schema per test costs a third).
-        for setting in ("fsync", "synchronous_commit", "full_page_writes"):
-            _admin(f"ALTER SYSTEM SET {setting} = off")
-        _admin("SELECT pg_reload_conf()")
-    _admin("CREATE EXTENSION IF NOT EXISTS vector")
-    try:
-        yield _PG_URL[0]
-    finally:
-        _PG_URL.clear()
-        if server is not None:
-            server.cleanup()
-
-
 @pytest.fixture(params=ADAPTERS)
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
     adapter = str(request.param)
     if adapter == "postgres":
         request.getfixturevalue("postgres_url")
-        _admin(f"DROP SCHEMA IF EXISTS {pg_schema(tmp_path)} CASCADE")
-        _admin(f"CREATE SCHEMA {pg_schema(tmp_path)}")
+        admin(f"DROP SCHEMA IF EXISTS {pg_schema(tmp_path)} CASCADE")
+        admin(f"CREATE SCHEMA {pg_schema(tmp_path)}")
     opened = open_store(adapter, tmp_path)
     try:
         yield opened
     finally:
         opened.close()
         if adapter == "postgres":
-            _admin(f"DROP SCHEMA IF EXISTS {pg_schema(tmp_path)} CASCADE")
+            admin(f"DROP SCHEMA IF EXISTS {pg_schema(tmp_path)} CASCADE")
 
 
 def memory_id(n: int, created: datetime = BASE_TIME) -> str:

@@ -97,7 +97,7 @@ RANGE_CASES: list[tuple[str, object, str, str]] = [
     ("llm.input_price_per_mtok", -1, "-1", "value >= 0"),
     ("llm.output_price_per_mtok", -0.5, "-0.5", "value >= 0"),
     ("embedding.price_per_mtok", -1, "-1", "value >= 0"),
-    ("store.backend", "postgres", "'postgres'", "'sqlite'"),
+    ("store.backend", "mysql", "'mysql'", "'sqlite', 'postgres'"),
     ("store.busy_timeout_ms", 600_001, "600001", "0 <= value <= 600000"),
     ("context.preset", "lavish", "'lavish'", "'balanced', 'conservative', 'aggressive'"),
     ("context.max_tokens", -1, "-1", "0 <= value <= 10000000"),
@@ -223,8 +223,27 @@ def test_choices_accept_any_case_and_store_the_canonical_form() -> None:
     assert config.store.backend == "sqlite"
 
 
-def test_postgres_backend_hint() -> None:
-    assert "postgres is not supported yet" in str(fail(one("store", "backend", "postgresql")))
+def test_postgres_backend_needs_a_url() -> None:
+    err = fail(one("store", "backend", "postgres"))
+    assert err.key == "store.backend"
+    assert "store.url" in str(err)
+
+
+def test_store_url_selects_postgres() -> None:
+    config = validate_config({"store": {"url": "postgresql://kioku:pw@db.example/kioku"}})
+    assert config.store.backend == "postgres"
+    assert config.store.schema == "kioku"
+
+
+def test_invalid_store_url_masks_the_password() -> None:
+    err = fail(one("store", "url", "mysql://kioku:hunter2@db.example/kioku"))
+    assert err.key == "store.url"
+    assert "hunter2" not in str(err)
+    assert "postgresql://" in str(err)
+
+
+def test_store_schema_must_be_an_identifier() -> None:
+    assert fail(one("store", "schema", "Bad-Name")).key == "store.schema"
 
 
 # -- unknown keys ------------------------------------------------------------------------------

@@ -6,6 +6,7 @@ variables (names case-insensitive, ``__`` between levels), e.g.
 ``KIOKU_LEVELS__LEVEL1_THRESHOLD=60`` or ``KIOKU_RETENTION__DECAY_BY_CATEGORY__WORK__MAX=0.93``.
 A value is read as a TOML value when it parses as one (``60``, ``0.93``, ``true``,
 ``"text"``) and as plain text otherwise; text keys always take the text as written.
+``KIOKU_STORE_URL`` is a short name for ``KIOKU_STORE__URL`` (the PostgreSQL server).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ __all__ = ["DEFAULT_CONFIG_FILENAME", "ENV_PREFIX", "LoadedConfig", "load_config
 DEFAULT_CONFIG_FILENAME = "config.toml"
 ENV_PREFIX = "KIOKU_"
 _FILE_KEY = "config_file"
+#: Single-underscore names that are overrides too: variable → dotted key.
+_ALIASES = {"KIOKU_STORE_URL": ("store", "url")}
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
 
 
@@ -182,9 +185,10 @@ def _env_overrides(env: Mapping[str, str]) -> list[tuple[tuple[str, ...], object
         if not var.upper().startswith(ENV_PREFIX):
             continue
         rest = var[len(ENV_PREFIX) :]
-        if "__" not in rest:
+        alias = _ALIASES.get(var.upper())
+        if alias is None and "__" not in rest:
             continue  # KIOKU_HOME, KIOKU_CONFIG and friends are not overrides
-        parts = tuple(rest.lower().split("__"))
+        parts = alias or tuple(rest.lower().split("__"))
         if not all(parts):
             raise ConfigError(
                 var,
@@ -194,9 +198,11 @@ def _env_overrides(env: Mapping[str, str]) -> list[tuple[tuple[str, ...], object
                 hint="an empty level name means one underscore too many or too few",
             )
         if parts in found:
+            from kioku.config.store_url import mask_url
+
             raise ConfigError(
                 ".".join(parts),
-                env[var],
+                mask_url(env[var]) if parts == ("store", "url") else env[var],
                 "a single environment variable per key",
                 source=f"env:{var}",
                 hint=f"{found[parts]} and {var} set the same key; unset one",

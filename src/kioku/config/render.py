@@ -128,8 +128,13 @@ _COMMENTS: dict[str, str] = {
     "llm.max_retries": "Retries after a rate limit (429), a server error or a dropped connection.",
     "llm.input_price_per_mtok": "USD per million input tokens, for `kioku stats --cost`.",
     "llm.output_price_per_mtok": "USD per million output tokens, for `kioku stats --cost`.",
-    "store.backend": 'Storage backend; only "sqlite" for now.',
     "store.busy_timeout_ms": "How long to wait for a locked database (0-600000 ms).",
+    "store.backend": '"sqlite" (the file in the home), or "postgres" (set by a url).',
+    "store.url": (
+        "PostgreSQL server, postgresql://user:password@host:port/dbname "
+        "(env KIOKU_STORE_URL); empty: SQLite."
+    ),
+    "store.schema": "PostgreSQL schema holding kioku's tables (created when missing).",
     "context.preset": 'Pruning preset: "balanced", "conservative" or "aggressive" (spec 002).',
     "context.max_tokens": "Token budget of the window (0 = the preset's: 8000/6000/12000).",
     "context.tokenizer": 'Token counter: "estimate", "tiktoken:ENCODING" or "hf:PATH.json".',

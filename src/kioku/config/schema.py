@@ -259,10 +259,15 @@ class ContextConfig(Record):
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class StoreConfig(Record):
-    """Where memories live. ``sqlite`` keeps them in ``$KIOKU_HOME/memories.db``."""
+    """Where memories live: ``$KIOKU_HOME/memories.db`` (SQLite), or the PostgreSQL server
+    ``url`` names (docs/postgres.md). A non-empty ``url`` selects PostgreSQL."""
 
-    backend: Literal["sqlite"] = "sqlite"
+    backend: Literal["sqlite", "postgres"] = "sqlite"
     busy_timeout_ms: int = 30_000
+    #: ``postgresql://user:password@host:port/dbname``; empty: the SQLite file in the home.
+    url: str = ""
+    #: The PostgreSQL schema holding kioku's tables (created when missing).
+    schema: str = "kioku"
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

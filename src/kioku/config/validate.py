@@ -244,6 +244,10 @@ class _Validator:
         return self.source_of(key) if self.source_of else None
 
     def fail(self, key: str, value: object, allowed: str, hint: str | None = None) -> NoReturn:
+        if key == "store.url" and isinstance(value, str):
+            from kioku.config.store_url import mask_url
+
+            value = mask_url(value)  # never show the password
         raise ConfigError(key, value, allowed, source=self.source(key), hint=hint)
 
     def unknown(self, key: str, value: object, known: list[str], where: str) -> NoReturn:
@@ -282,8 +286,7 @@ class _Validator:
                 for choice in kind:
                     if value.casefold() == str(choice).casefold():
                         return choice
-            postgres = str(value).lower().startswith("postg")
-            self.fail(key, value, allowed, "postgres is not supported yet" if postgres else None)
+            self.fail(key, value, allowed)
         if kind is str:
             if not isinstance(value, str) or (key in _NON_EMPTY and not value.strip()):
                 self.fail(key, value, allowed)
@@ -406,6 +409,34 @@ class _Validator:
             self.fail(top_key, top, f"a value at least {hi} ({cats[highest]['max']!r})")
         self.check_levels(flat)
         self.check_ratios(flat)
+        self.check_store(flat)
+
+    def check_store(self, flat: dict[str, Any]) -> None:
+        """A non-empty ``store.url`` must be a PostgreSQL URL, and it selects PostgreSQL; the
+        error shows the URL with its password masked."""
+        from kioku.config.store_url import mask_url, schema_problem, url_problem
+
+        url = flat["store.url"]
+        if url:
+            problem = url_problem(url)
+            if problem is not None:
+                self.fail(
+                    "store.url",
+                    mask_url(url),
+                    "a PostgreSQL URL, postgresql://user:password@host:port/dbname",
+                    f"{problem}; or leave store.url empty (unset KIOKU_STORE_URL) for SQLite",
+                )
+            flat["store.backend"] = "postgres"
+        elif flat["store.backend"] == "postgres":
+            self.fail(
+                "store.backend",
+                "postgres",
+                "a store.url naming the PostgreSQL server",
+                'set store.url (or KIOKU_STORE_URL), or use backend = "sqlite"',
+            )
+        problem = schema_problem(flat["store.schema"])
+        if problem is not None:
+            self.fail("store.schema", flat["store.schema"], "a PostgreSQL schema name", problem)
 
     def check_levels(self, flat: dict[str, Any]) -> None:
         rule = (

@@ -21,7 +21,7 @@ from kioku.config.schema import Config
 from kioku.errors import ConfigError, HomeNotFoundError, KiokuError, ValidationError
 from kioku.ports.store import Store
 from kioku.service.engine import VectorModelNotes, warn
-from kioku.service.home import DB_FILENAME, resolve_home, store_factory
+from kioku.service.home import DB_FILENAME, resolve_home, store_factory, uses_server
 
 if TYPE_CHECKING:
     from kioku.core.usage import Usage
@@ -137,7 +137,7 @@ class Runtime:
         if not agent_id:
             _check_scope(loaded, "agent_id")
         factory = store_factory(home_path, config)
-        if not create:
+        if not create and not uses_server(config):
             factory = _existing_only(home_path, factory)
         return cls(
             factory,
@@ -211,8 +211,10 @@ class Runtime:
 
     @property
     def db_path(self) -> Path | None:
-        """The SQLite file of this home (None for a store given directly)."""
-        return None if self.home is None else self.home / DB_FILENAME
+        """The SQLite file of this home (None for a store given directly or on a server)."""
+        if self.home is None or uses_server(self.config):
+            return None
+        return self.home / DB_FILENAME
 
     def close(self) -> None:
         """Close the store; the object can be opened again by using it."""

@@ -210,7 +210,8 @@ def stats_cmd(state: CliState, cost: bool, since: str | None, as_json: bool) -> 
     click.echo(f"protected   {s.protected} of at most {stats.max_protected}")
     click.echo(f"revivals    {s.revival_requested} requested")
     _echo_lifecycle(data)
-    click.echo(f"database    {db_path}  ({_human_size(s.size_bytes)})")
+    where = db_path or "PostgreSQL (store.url)"
+    click.echo(f"database    {where}  ({_human_size(s.size_bytes)})")
     if cost_data is not None:
         _echo_cost(cost_data)
 
@@ -301,39 +302,53 @@ def doctor_cmd(state: CliState, as_json: bool) -> None:
 
     home = state.home
     schema: int | None = None
+    server: str | None = None  # the PostgreSQL store's URL, password masked
     try:
         loaded = load_config(home=home, path=state.config_path)
         add("config", True, str(loaded.path) if loaded.path else "defaults (no config file)")
+        if loaded.config.store.url:
+            from kioku.config.store_url import mask_url
+
+            server = f"{mask_url(loaded.config.store.url)} (schema {loaded.config.store.schema})"
     except ConfigError as err:
         add("config", False, str(err))
+
+    def check_store() -> None:
+        nonlocal schema
+        try:
+            with state.open() as kioku:
+                report = kioku.check()
+                held = kioku.store.stats(None, None).total
+        except KiokuError as err:
+            add("database", False, str(err))
+            return
+        if server is not None:
+            add("database", True, f"PostgreSQL {server}")
+        schema = report.schema_version
+        # Not a problem, but said: an empty store may be one that was just wiped.
+        add("memories", True, f"{held} in the store (every user and agent)")
+        add(
+            "schema",
+            report.schema_version == report.expected_schema_version,
+            f"version {report.schema_version} (expected {report.expected_schema_version})",
+        )
+        add("integrity", report.ok, "ok" if report.ok else "; ".join(report.problems))
+
     if not home.is_dir():
-        add("home", False, f"{home} does not exist; run `kioku init`")
+        if server is None:
+            add("home", False, f"{home} does not exist; run `kioku init`")
+        else:
+            # The store is on the server: the home holds only config and hook files.
+            add("home", True, f"{home} not created yet (not needed: the store is PostgreSQL)")
+            check_store()
     else:
         problem = _mode_problem(home, 0o700)
         add("home", problem is None, problem or f"{home} (owner-only)")
         db = home / DB_FILENAME
-        if not db.exists():
+        if server is None and not db.exists():
             add("database", False, f"{db} does not exist yet; run `kioku init`")
         else:
-            try:
-                with state.open() as kioku:
-                    report = kioku.check()
-                    held = kioku.store.stats(None, None).total
-                schema = report.schema_version
-                # Not a problem, but said: an empty store may be one that was just wiped.
-                add("memories", True, f"{held} in the store (every user and agent)")
-                add(
-                    "schema",
-                    report.schema_version == report.expected_schema_version,
-                    f"version {report.schema_version} (expected {report.expected_schema_version})",
-                )
-                add(
-                    "integrity",
-                    report.ok,
-                    "ok" if report.ok else "; ".join(report.problems),
-                )
-            except KiokuError as err:
-                add("database", False, str(err))
+            check_store()
         from kioku.interfaces.claude_code.hook_doctor import hook_checks
 
         for name, passed, detail in hook_checks(home, os.environ, Path.cwd()):

@@ -9,6 +9,7 @@ from typing import Any
 import click
 
 from kioku.config import config_to_dict, load_config
+from kioku.config.store_url import mask_url
 from kioku.interfaces.cli.render import echo_json
 from kioku.interfaces.cli.state import CliState
 
@@ -36,6 +37,8 @@ def _redacted(data: dict[str, Any]) -> dict[str, Any]:
             out[key] = _redacted(value)
         elif key in SECRET_KEYS and value:
             out[key] = "***"
+        elif key == "url" and isinstance(value, str) and value:
+            out[key] = mask_url(value)  # the store's URL: its password, not the rest
         else:
             out[key] = value
     return out

@@ -348,3 +348,39 @@ def open_postgres_store(
 ) -> PostgresStore:
     """Open (creating and migrating the schema as needed) the PostgreSQL store at ``url``."""
     return PostgresStore(url, pool_max=pool_max, timeout_s=timeout_s)
+
+
+def open_postgres_schema(
+    url: str,
+    schema: str,
+    *,
+    pool_max: int = DEFAULT_POOL_MAX,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> PostgresStore:
+    """Open the store kept in ``schema`` of the server at ``url``, creating the schema when
+    it is missing. Its connections search ``schema`` first, then ``public`` (where pgvector
+    is usually installed); the URL's own ``options`` are replaced."""
+    import psycopg
+    from psycopg import sql
+    from psycopg.conninfo import make_conninfo
+
+    where = redacted(url)
+    with translating(where):
+        try:
+            with psycopg.connect(url, autocommit=True, connect_timeout=int(timeout_s)) as conn:
+                create = sql.SQL("CREATE SCHEMA IF NOT EXISTS {}")
+                conn.execute(create.format(sql.Identifier(schema)))
+        except psycopg.OperationalError as exc:
+            raise StoreError(
+                f"cannot connect to {where}: {_first_line(exc)}",
+                hint="check store.url (KIOKU_STORE_URL), that the server runs, "
+                "and that it accepts this role",
+            ) from None
+    options = f"-c search_path={schema},public"
+    conninfo = make_conninfo(url, options=options)
+    return PostgresStore(conninfo, pool_max=pool_max, timeout_s=timeout_s)
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
