@@ -23,10 +23,10 @@ pytest.importorskip("mcp")
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import McpError
-from mcp.types import CallToolResult, TextResourceContents
 from pydantic import AnyUrl
 
-from tests.integration.test_mcp_stdio import TOOLS
+from tests.integration.test_mcp_stdio import TOOLS, call, refused
+from tests.integration.test_mcp_stdio import _resource as resource
 
 ENV = {"KIOKU_NO_AUTO_BATCH": "1", "TZ": "Asia/Tokyo"}
 ALICE_FACT = "Alice's locker code is 4417-violet"
@@ -52,37 +52,6 @@ def run(scenario: Callable[[], Awaitable[None]]) -> None:
             await scenario()
 
     anyio.run(main)
-
-
-def _text(result: CallToolResult) -> str:
-    return "".join(getattr(block, "text", "") for block in result.content)
-
-
-async def call(session: ClientSession, tool: str, **arguments: Any) -> dict[str, Any]:
-    """A tool's JSON answer; the call must succeed."""
-    result = await session.call_tool(tool, arguments)
-    assert not result.isError, _text(result)
-    data = json.loads(_text(result))
-    assert result.structuredContent == data
-    assert isinstance(data, dict)
-    return data
-
-
-async def refused(session: ClientSession, tool: str, **arguments: Any) -> str:
-    """The text of a tool error; the call must fail."""
-    result = await session.call_tool(tool, arguments)
-    assert result.isError, _text(result)
-    return _text(result)
-
-
-async def resource(session: ClientSession, uri: str) -> dict[str, Any]:
-    result = await session.read_resource(AnyUrl(uri))
-    (content,) = result.contents
-    assert isinstance(content, TextResourceContents)
-    assert content.mimeType == "application/json"
-    data = json.loads(content.text)
-    assert isinstance(data, dict)
-    return data
 
 
 def _leaves(error: BaseException) -> Iterator[BaseException]:
