@@ -8,6 +8,10 @@ which kioku creates. Nothing is written to a SQLite file in the home.
 from __future__ import annotations
 
 import hashlib
+import json
+import subprocess
+import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -86,3 +90,72 @@ def test_config_show_and_errors_mask_the_password(pg_env: dict[str, str]) -> Non
     assert bad.code == 2
     assert "store.url" in bad.err
     assert PASSWORD not in bad.err + bad.out
+
+
+def _with_password(url: str) -> str:
+    """``url`` with PASSWORD as its password when it has an empty one (pgserver's URLs: the
+    server trusts its socket, so the password is sent and ignored)."""
+    return url.replace(":@", f":{PASSWORD}@", 1) if ":@" in url else url
+
+
+def _stats(env: dict[str, str]) -> dict[str, object]:
+    data = kioku(env, "stats", "--json").json()
+    assert isinstance(data, dict)
+    return data
+
+
+def test_init_names_the_server_with_its_password_masked(pg_env: dict[str, str]) -> None:
+    env = {**pg_env, "KIOKU_STORE_URL": _with_password(pg_env["KIOKU_STORE_URL"])}
+    home = Path(env["KIOKU_HOME"])
+    done = kioku(env, "init", "--json").json()
+    assert done["store"] == "postgresql"
+    assert done["database"].startswith("postgresql://")
+    assert f"schema {env['KIOKU_STORE__SCHEMA']}" in done["database"]
+    assert done["schema_version"] >= 1
+    text = kioku(env, "init").out
+    assert "database  postgresql://" in text
+    for shown in (json.dumps(done), text):
+        assert PASSWORD not in shown
+        assert DB_FILENAME not in shown
+    if PASSWORD in env["KIOKU_STORE_URL"]:
+        assert ":***@" in text
+    assert (home / "config.toml").is_file()
+    assert not (home / DB_FILENAME).exists()
+
+
+def test_hooks_and_the_overdue_batch_find_the_store_on_the_server(
+    pg_env: dict[str, str],
+) -> None:
+    home = Path(pg_env["KIOKU_HOME"])
+    kioku(
+        pg_env, "add", "--trigger", "Mother's birthday", "--content", "next Thursday",
+        "--intensity", "80", "--category", "emotional", "--protected",
+        "--at", "2025-01-10T10:00:00+09:00",
+    )  # fmt: skip
+    assert not home.joinpath(DB_FILENAME).exists()
+    assert _stats(pg_env)["batch"]["last_day"] is None  # type: ignore[index]
+
+    payload = {"session_id": "s1", "hook_event_name": "SessionStart", "source": "startup"}
+    hook = subprocess.run(
+        [sys.executable, "-m", "kioku", "hook", "session-start"],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=pg_env,
+        timeout=120,
+        check=False,
+    )
+    assert hook.returncode == 0, hook.stderr
+    assert hook.stdout.startswith("<memories>"), hook.stderr
+    assert "Mother's birthday" in hook.stdout
+
+    on = {**pg_env, "KIOKU_NO_AUTO_BATCH": ""}
+    kioku(on, "list", "--json")
+    log = home / "batch.log"
+    assert "overdue batch started by `kioku list`" in log.read_text()
+    deadline = time.monotonic() + 120
+    while '"status"' not in log.read_text() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert '"status": "done"' in log.read_text(), log.read_text()
+    assert _stats(pg_env)["batch"]["last_day"] is not None  # type: ignore[index]
+    assert not home.joinpath(DB_FILENAME).exists()

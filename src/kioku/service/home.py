@@ -2,20 +2,57 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import os
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from kioku.config.schema import Config
 from kioku.ports.store import Store
 from kioku.service.paths import DB_FILENAME, resolve_home
 
-__all__ = ["DB_FILENAME", "resolve_home", "store_factory", "uses_server"]
+__all__ = [
+    "DB_FILENAME",
+    "describe_store",
+    "resolve_home",
+    "store_exists",
+    "store_factory",
+    "uses_server",
+]
 
 
 def uses_server(config: Config) -> bool:
     """Whether ``config`` keeps memories on a PostgreSQL server (``store.url`` is set) rather
     than in the home's SQLite file."""
     return bool(config.store.url)
+
+
+def store_exists(
+    home: Path, config_path: Path | None = None, env: Mapping[str, str] | None = None
+) -> bool:
+    """Whether ``home`` has a store to use: its ``memories.db``, or else a PostgreSQL server
+    that its configuration (``config_path`` or ``home/config.toml``, with ``KIOKU_*``
+    overrides from ``env``) names in ``store.url``. A server's schema is created when the
+    store is first opened, as ``memories.db`` is; the server is not contacted here.
+
+    The file is looked for first, so a home on SQLite never reads its configuration here.
+    An invalid configuration raises its ConfigError."""
+    if (home / DB_FILENAME).is_file():
+        return True
+    from kioku.config import load_config
+
+    environ = os.environ if env is None else env
+    loaded = load_config(home=home, path=config_path, env=environ)
+    return uses_server(loaded.config)
+
+
+def describe_store(home: Path, config: Config) -> str:
+    """Where ``config`` keeps the memories of ``home``, fit to print: the server's URL with
+    its password masked and the schema, or the SQLite file."""
+    if uses_server(config):
+        from kioku.config.store_url import mask_url
+
+        return f"{mask_url(config.store.url)} (PostgreSQL, schema {config.store.schema})"
+    return str(home / DB_FILENAME)
 
 
 def store_factory(home: Path, config: Config) -> Callable[[], Store]:

@@ -83,9 +83,11 @@ class HookOptions(Record):
         )
 
     def store_exists(self) -> bool:
-        from kioku.service.paths import DB_FILENAME
+        """Whether the home has a store: its memories.db, or a PostgreSQL server in its
+        configuration (read only when the file is missing)."""
+        from kioku.service.home import store_exists
 
-        return (self.resolved_home / DB_FILENAME).is_file()
+        return store_exists(self.resolved_home, self.config_path)
 
 
 def ensure_home(home: Path) -> None:

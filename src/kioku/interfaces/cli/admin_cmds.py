@@ -16,6 +16,7 @@ from kioku.errors import ConfigError, KiokuError
 from kioku.interfaces.cli.inputs import parse_time_option
 from kioku.interfaces.cli.render import echo_json, table
 from kioku.interfaces.cli.state import CliState
+from kioku.service.home import describe_store, uses_server
 from kioku.service.paths import DB_FILENAME
 
 __all__ = ["COMMANDS"]
@@ -44,7 +45,8 @@ def _write_private(path: Path, text: str) -> None:
 def init_cmd(state: CliState, as_json: bool) -> None:
     """Create the home directory, a commented config.toml and the database.
 
-    Safe to run again: what exists is kept.
+    The database is HOME/memories.db, or the schema on the PostgreSQL server that store.url
+    names (shown with its password masked). Safe to run again: what exists is kept.
     """
     home = state.home
     created_home = not home.exists()
@@ -56,12 +58,15 @@ def init_cmd(state: CliState, as_json: bool) -> None:
         created_config = True
     with state.open() as kioku:
         version = kioku.check().schema_version
+        database = describe_store(home, kioku.config)
+        server = uses_server(kioku.config)
     if as_json:
         echo_json(
             {
                 "home": str(home),
                 "config": str(state.config_path or config_file),
-                "database": str(home / DB_FILENAME),
+                "database": database,
+                "store": "postgresql" if server else "sqlite",
                 "schema_version": version,
                 "created_home": created_home,
                 "created_config": created_config,
@@ -72,7 +77,7 @@ def init_cmd(state: CliState, as_json: bool) -> None:
     click.echo(
         f"config    {state.config_path or config_file}{'  (created)' if created_config else ''}"
     )
-    click.echo(f"database  {home / DB_FILENAME}  (schema version {version})")
+    click.echo(f"database  {database}  (schema version {version})")
 
 
 def _cost(report: CostReport) -> dict[str, Any]:

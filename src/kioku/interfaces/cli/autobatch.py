@@ -44,10 +44,10 @@ def after_command(state: CliState, command: str | None) -> int | None:
     if auto_batch_disabled(os.environ):
         return None
     try:
-        from kioku.service.home import DB_FILENAME
+        from kioku.service.home import store_exists
 
         home = state.home
-        if not (home / DB_FILENAME).is_file():
+        if not store_exists(home, state.config_path):
             return None
         with state.open() as kioku:
             status = batch_status(kioku)
