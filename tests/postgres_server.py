@@ -10,15 +10,70 @@ fixture into a conftest or test module to use it.
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-__all__ = ["PG_URL", "admin", "postgres_url"]
+__all__ = ["PG_DATA", "PG_URL", "SERVER_SETTINGS", "admin", "data_directory", "postgres_url"]
 
 #: The URL of this session's PostgreSQL server, set by the ``postgres_url`` fixture.
 PG_URL: list[str] = []
+#: The data directory of this session's server, when the fixture started it (not with
+#: ``KIOKU_TEST_PG_URL``).
+PG_DATA: list[Path] = []
+
+#: The settings of a server the tests start. A throwaway server need not wait for the disk
+#: (``fsync`` and full page writes off: a schema per test costs a third less). A commit is
+#: written to the log before it returns (``synchronous_commit``, a write without fsync), so
+#: a test reading the files sees what was committed. ``wal_recycle = off`` is what erasure
+#: needs: a recycled segment is renamed and keeps its bytes (see docs/postgres.md).
+SERVER_SETTINGS: dict[str, str] = {
+    "fsync": "off",
+    "full_page_writes": "off",
+    "synchronous_commit": "on",
+    "wal_recycle": "off",
+}
+
+
+def data_directory() -> Path:
+    """The session server's data directory, to read its files; skips the test when the
+    server is not one the fixture started (``KIOKU_TEST_PG_URL``)."""
+    if not PG_DATA:
+        pytest.skip("the server KIOKU_TEST_PG_URL names keeps its files out of the tests' reach")
+    return PG_DATA[0]
+
+
+def server_directory() -> Path:
+    """A new directory for a server's data, outside pytest's ``pytest-of-<user>``: when the
+    server runs as another system user (pgserver does, under root), that user must traverse
+    every parent, and each new pytest session makes ``pytest-of-<user>`` owner-only again."""
+    return Path(tempfile.mkdtemp(prefix="kioku-pg-")) / "data"
+
+
+def start_server(directory: Path, settings: dict[str, str]) -> Any:
+    """A pgserver PostgreSQL in ``directory`` with ``settings`` and pgvector; its URL is
+    ``server.get_uri()``; stop it with ``server.cleanup()``."""
+    import psycopg
+    from psycopg import sql
+
+    pgserver = pytest.importorskip("pgserver", reason="pgserver is not installed")
+    try:
+        server = pgserver.get_server(directory, cleanup_mode="stop")
+    except BaseException:
+        shutil.rmtree(directory.parent, ignore_errors=True)
+        raise
+    with psycopg.connect(server.get_uri(), autocommit=True) as conn:
+        for name, value in settings.items():
+            conn.execute(
+                sql.SQL("ALTER SYSTEM SET {} = {}").format(sql.Identifier(name), sql.Literal(value))
+            )
+        conn.execute("SELECT pg_reload_conf()")
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    return server
 
 
 def admin(sql: str) -> None:
@@ -30,7 +85,7 @@ def admin(sql: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def postgres_url() -> Iterator[str]:
     """A PostgreSQL server with pgvector for this session (``KIOKU_TEST_PG_URL`` or pgserver)."""
     pytest.importorskip("psycopg", reason="the postgres extra (psycopg) is not installed")
     pytest.importorskip("psycopg_pool", reason="the postgres extra (psycopg-pool) is not installed")
@@ -38,18 +93,17 @@ def postgres_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     server: Any = None
     if given:
         PG_URL[:] = [given]
+        admin("CREATE EXTENSION IF NOT EXISTS vector")
     else:
-        pgserver = pytest.importorskip("pgserver", reason="pgserver is not installed")
-        server = pgserver.get_server(tmp_path_factory.mktemp("pg"), cleanup_mode="stop")
+        directory = server_directory()
+        server = start_server(directory, SERVER_SETTINGS)
         PG_URL[:] = [server.get_uri()]
-        # A throwaway server: no waiting for the disk (a schema per test costs a third).
-        for setting in ("fsync", "synchronous_commit", "full_page_writes"):
-            admin(f"ALTER SYSTEM SET {setting} = off")
-        admin("SELECT pg_reload_conf()")
-    admin("CREATE EXTENSION IF NOT EXISTS vector")
+        PG_DATA[:] = [directory]
     try:
         yield PG_URL[0]
     finally:
         PG_URL.clear()
+        PG_DATA.clear()
         if server is not None:
             server.cleanup()
+            shutil.rmtree(directory.parent, ignore_errors=True)

@@ -21,6 +21,9 @@ from contextlib import AbstractContextManager
 from datetime import UTC, datetime
 from typing import Final
 
+from psycopg import errors as pg_errors
+from psycopg import sql
+
 from kioku.adapters.store.postgres.connection import Conn
 from kioku.adapters.store.postgres.writes import read_key
 from kioku.adapters.store.sqlite.erasure import id_hash
@@ -28,7 +31,7 @@ from kioku.core.timefmt import format_ts, parse_ts
 from kioku.errors import ValidationError
 from kioku.ports.erasure import AuditEntry, BackupRecord, keyed_digest
 
-__all__ = ["ErasurePart", "record_backup"]
+__all__ = ["ErasurePart", "drop_old_wal", "record_backup", "rewrite_tables"]
 
 _BACKUP_COLUMNS: Final = "seq, path, made_at, memories, users::text"
 
@@ -131,3 +134,122 @@ class ErasurePart:
                 (hashes,),
             ).fetchall()
         return [_record(tuple(row)) for row in rows]
+
+
+# -- taking erased text off the server's files ------------------------------------------------
+
+_TABLES: Final = (
+    "SELECT tablename FROM pg_tables WHERE schemaname = current_schema() "
+    'ORDER BY tablename COLLATE "C"'
+)
+#: Transactions, prepared transactions and replication slots whose snapshot may still see
+#: rows deleted before ``%s`` (the time the scrub began): a rewrite copies such rows.
+_OLD_SNAPSHOTS: Final = (
+    "SELECT (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+    "AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL "
+    "AND backend_type <> 'autovacuum worker' AND xact_start < %s) "
+    "+ (SELECT count(*) FROM pg_prepared_xacts WHERE database = current_database()) "
+    "+ (SELECT count(*) FROM pg_replication_slots "
+    "WHERE xmin IS NOT NULL OR catalog_xmin IS NOT NULL)"
+)
+#: May this role rewrite ``pg_statistic``: as the database's owner (superusers are) or, from
+#: PostgreSQL 17, with the MAINTAIN privilege.
+_MAY_REWRITE_STATISTICS: Final = (
+    "SELECT pg_has_role(current_user, d.datdba, 'USAGE') OR "
+    "(current_setting('server_version_num')::int >= 170000 "
+    "AND pg_has_role(current_user, 'pg_maintain', 'USAGE')) "
+    "FROM pg_database AS d WHERE d.datname = current_database()"
+)
+#: Tables of the schema this role may not rewrite (VACUUM skips them with a warning only).
+_NOT_OWNED: Final = (
+    "SELECT count(*) FROM pg_tables WHERE schemaname = current_schema() "
+    "AND NOT pg_has_role(current_user, tableowner, 'USAGE')"
+)
+_KEEPS_WAL: Final = (
+    "SELECT current_setting('wal_recycle'), current_setting('wal_keep_size'), "
+    "current_setting('archive_mode'), "
+    "(SELECT count(*) FROM pg_replication_slots WHERE restart_lsn IS NOT NULL)"
+)
+
+
+def _one(conn: Conn, query: str, params: tuple[object, ...] = ()) -> object:
+    row = conn.execute(query, params).fetchone()
+    assert row is not None
+    return row[0]
+
+
+def _wal_kept(conn: Conn) -> list[str]:
+    """What in the server's settings keeps old write-ahead log after a checkpoint."""
+    row = conn.execute(_KEEPS_WAL).fetchone()
+    assert row is not None
+    recycle, keep, archive, slots = (str(v) for v in row)
+    kept = []
+    if recycle != "off":
+        kept.append(
+            "the server recycles old WAL segments (wal_recycle = on), which keeps their "
+            "bytes: an administrator must set wal_recycle = off"
+        )
+    if keep not in ("0", "0MB", "0kB"):
+        kept.append(f"wal_keep_size = {keep} keeps old WAL: an administrator must set it to 0")
+    if archive != "off":
+        kept.append(
+            "WAL archiving is on (archive_mode): the archive keeps copies kioku cannot erase"
+        )
+    if slots != "0":
+        kept.append(f"{slots} replication slot(s) keep old WAL and replicas hold copies")
+    return kept
+
+
+def rewrite_tables(conn: Conn, since: datetime) -> list[str]:
+    """``VACUUM (FULL)``, then ``ANALYZE``, every table of the schema, on an autocommit
+    connection: each table and its indexes and TOAST are written into new files and the old
+    ones unlinked, and the planner statistics are taken again from what is left. What could
+    not be done, for the report (empty when all was)."""
+    problems = []
+    held = int(str(_one(conn, _OLD_SNAPSHOTS, (since,))))
+    if held:
+        problems.append(
+            f"{held} transaction(s) or replication slot(s) older than this erasure could still "
+            "see the erased rows, so rewriting the tables kept them: run `kioku vacuum` when "
+            "they have ended"
+        )
+    if int(str(_one(conn, _NOT_OWNED))):
+        problems.append(
+            "this role does not own every table of the schema, and VACUUM FULL skips those: "
+            "run `kioku vacuum` as their owner"
+        )
+    schema = str(_one(conn, "SELECT current_schema()"))
+    tables = [str(r[0]) for r in conn.execute(_TABLES).fetchall()]
+    for command in ("VACUUM (FULL) {}.{}", "ANALYZE {}.{}"):
+        for table in tables:
+            statement = sql.SQL(command).format(sql.Identifier(schema), sql.Identifier(table))
+            conn.execute(statement)
+    if _one(conn, _MAY_REWRITE_STATISTICS) is True:
+        conn.execute("VACUUM (FULL) pg_catalog.pg_statistic")
+    else:
+        problems.append(
+            "this role may not rewrite pg_catalog.pg_statistic (it must own the database), "
+            "where ANALYZE keeps sample values of the tables: an administrator must run "
+            "VACUUM (FULL) pg_catalog.pg_statistic"
+        )
+    return problems
+
+
+def drop_old_wal(conn: Conn) -> list[str]:
+    """Start a new WAL segment, then CHECKPOINT, so the segments written before (which hold
+    the erased rows' inserts and any page images) are removed. What could not be done, or
+    what the server's settings keep (empty when the old log is gone)."""
+    kept = _wal_kept(conn)
+    for statement, grant in (
+        ("SELECT pg_switch_wal()", "GRANT EXECUTE ON FUNCTION pg_switch_wal() TO <role>"),
+        ("CHECKPOINT", "GRANT pg_checkpoint TO <role> (PostgreSQL 15+)"),
+    ):
+        try:
+            conn.execute(statement)
+        except pg_errors.InsufficientPrivilege:
+            return [
+                f"this role may not run {statement.removeprefix('SELECT ')}: an administrator "
+                f"must run SELECT pg_switch_wal(); CHECKPOINT; after each erasure, or {grant}",
+                *kept,
+            ]
+    return kept

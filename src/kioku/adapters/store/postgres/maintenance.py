@@ -10,12 +10,12 @@ A mixin of :class:`.store.PostgresStore`.
   others keep writing, and the manifest row records the memories of that same snapshot.
   ``pg_dump`` is not used: it must match the server's major version and is often not
   installed where kioku runs. There is no restore command yet.
-* :meth:`MaintenancePart.scrub` runs ``VACUUM`` on every table of the schema (outside a
-  transaction block: an autocommit connection of the pool), so the dead tuples an erasure
-  left are removed from tables and indexes, then ``CHECKPOINT`` so the server no longer needs
-  the write-ahead log written before it.
-* :meth:`MaintenancePart.vacuum` runs ``VACUUM FULL`` (each table rewritten into new files),
-  then :meth:`scrub`; sizes are the schema's tables with their indexes and TOAST.
+* :meth:`MaintenancePart.scrub` takes erased text off the server's files (outside a
+  transaction block: an autocommit connection of the pool): ``VACUUM (FULL)`` and ``ANALYZE``
+  of every table of the schema, ``VACUUM (FULL)`` of ``pg_statistic``, then
+  ``pg_switch_wal()`` and ``CHECKPOINT`` (see :mod:`.erasure` for each step and why).
+* :meth:`MaintenancePart.vacuum` is the scrub, with the sizes of the schema's tables with
+  their indexes and TOAST before and after.
 """
 
 from __future__ import annotations
@@ -30,12 +30,11 @@ from typing import Final
 
 import psycopg
 import psycopg_pool
-from psycopg import errors as pg_errors
 from psycopg import sql
 
 from kioku.adapters.store.postgres import migrations
 from kioku.adapters.store.postgres.connection import Conn, translating
-from kioku.adapters.store.postgres.erasure import record_backup
+from kioku.adapters.store.postgres.erasure import drop_old_wal, record_backup, rewrite_tables
 from kioku.core.timefmt import format_ts
 from kioku.errors import StoreError
 from kioku.ports.erasure import BackupRecord, ScrubReport
@@ -179,39 +178,27 @@ class MaintenancePart:
 
     # -- scrubbing and compaction ------------------------------------------------------
 
-    def _each_table(self, conn: Conn, full: bool) -> None:
-        tables = [str(r[0]) for r in conn.execute(_TABLES).fetchall()]
-        schema = conn.execute("SELECT current_schema()").fetchone()
-        assert schema is not None
-        command = sql.SQL("VACUUM (FULL) {}.{}" if full else "VACUUM {}.{}")
-        for table in tables:
-            conn.execute(command.format(sql.Identifier(str(schema[0])), sql.Identifier(table)))
-
-    def _maintain(self, full: bool) -> ScrubReport:
-        """VACUUM (FULL when ``full``) every table, then CHECKPOINT, on an autocommit
-        connection outside any transaction block."""
+    def _scrub_now(self) -> ScrubReport:
+        """Rewrite every table of the schema and the planner statistics, then drop the old
+        write-ahead log, on an autocommit connection outside any transaction block."""
         with translating(self._where), self._open_pool().connection() as conn:
             if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
                 raise StoreError("the pool gave a connection inside a transaction")
-            self._each_table(conn, full)
-            try:
-                conn.execute("CHECKPOINT")
-            except pg_errors.InsufficientPrivilege:
-                return ScrubReport(
-                    index_merged=True,
-                    wal_truncated=False,
-                    wal_detail=(
-                        "this role may not run CHECKPOINT (it needs pg_checkpoint or "
-                        "superuser); the server's next checkpoint recycles the log"
-                    ),
-                )
-        return ScrubReport(index_merged=True, wal_truncated=True)
+            began = datetime.now(UTC)
+            kept = rewrite_tables(conn, began)
+            wal = drop_old_wal(conn)
+        return ScrubReport(
+            index_merged=not kept, wal_truncated=not wal, wal_detail="; ".join(kept + wal)
+        )
 
     def scrub(self) -> ScrubReport:
-        """After erasures have committed: VACUUM every table of the schema (tables and their
-        indexes lose the dead tuples), then CHECKPOINT."""
+        """After erasures have committed: VACUUM FULL and ANALYZE every table of the schema,
+        VACUUM FULL pg_statistic, then pg_switch_wal() and CHECKPOINT (see docs/postgres.md).
+        ``index_merged`` says the tables were rewritten without the erased rows,
+        ``wal_truncated`` that the log written before is gone; ``wal_detail`` names what
+        was not done and what an administrator must run or set."""
         self._outside_atomic("scrubbing")
-        return self._maintain(full=False)
+        return self._scrub_now()
 
     def _size(self) -> int:
         with self._reading() as conn:
@@ -219,9 +206,9 @@ class MaintenancePart:
         return 0 if row is None else int(str(row[0]))
 
     def vacuum(self) -> tuple[int, int, ScrubReport]:
-        """VACUUM FULL every table (rewritten into new files), then CHECKPOINT: the schema's
-        size in bytes (tables, indexes, TOAST) before and after."""
+        """The scrub (every table rewritten into new files): the schema's size in bytes
+        (tables, indexes, TOAST) before and after."""
         self._outside_atomic("vacuum")
         before = self._size()
-        report = self._maintain(full=True)
+        report = self._scrub_now()
         return before, self._size(), report
