@@ -1,0 +1,189 @@
+"""The PostgreSQL store's tables in canonical form, for ``kioku migrate`` (see
+:mod:`kioku.service.transfer`).
+
+Rows are read through a server-side cursor in one repeatable-read snapshot per table, JSON
+and vectors as text (pgvector prints each float32 so that it reads back exactly). Writes are
+``INSERT ... ON CONFLICT DO NOTHING`` (a row whose key is taken is left as it is), each batch
+in one transaction under the schema's advisory lock, with what the store derives from it: a
+memory's terms (the counting triggers follow), the HNSW index of a new embedding model, an
+original's terms. Ids that an identity hands out are written with ``OVERRIDING SYSTEM
+VALUE``, and :meth:`PostgresTables.finish` moves the identity past the largest one copied.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from typing import Final
+
+import psycopg
+from psycopg import sql
+
+from kioku.adapters.store.postgres import lexical, vectors
+from kioku.adapters.store.postgres.codec import decode_vector, encode_vector
+from kioku.adapters.store.postgres.connection import redacted
+from kioku.adapters.store.postgres.store import PostgresStore, open_postgres_schema
+from kioku.adapters.store.sqlite.search import terms_text
+from kioku.errors import StoreError
+from kioku.service.transfer.canonical import Row, canonical_value, vector_bytes, vector_values
+from kioku.service.transfer.tables import TableSpec
+
+__all__ = ["PostgresTables", "open_postgres_tables", "schema_exists"]
+
+#: How each column type is selected and cast on insert.
+_READ: Final = {"json": "{}::text", "vector": "{}::text"}
+_CAST: Final = {"json": "::jsonb", "vector": "::vector", "list": "::text[]"}
+
+
+#: Originals carry their terms (the counting triggers follow them).
+_ORIGINALS: Final = sql.SQL(
+    "INSERT INTO originals (memory_id, saved_at, trigger, content, terms) "
+    "VALUES (%s, %s, %s, %s, string_to_array(%s, ' ')) ON CONFLICT DO NOTHING"
+)
+
+
+def _original_terms(row: Sequence[object]) -> str:
+    return " ".join(terms_text(str(row[2]), str(row[3]), ()).lower().split())
+
+
+def _native(kind: str, value: object) -> object:
+    """A canonical value as this store's insert takes it."""
+    if value is None:
+        return None
+    if kind == "bool":
+        return bool(value)
+    if kind == "list":
+        return json.loads(str(value))
+    if kind == "vector" and isinstance(value, bytes):
+        return encode_vector(vector_values(value))
+    return value
+
+
+def _canonical(kind: str, value: object) -> object:
+    if kind == "vector" and value is not None:
+        return vector_bytes(decode_vector(str(value)))
+    return canonical_value(kind, value)  # type: ignore[arg-type]
+
+
+class PostgresTables:
+    """The tables of one PostgreSQL schema (see :class:`kioku.service.transfer.TableAccess`)."""
+
+    backend = "postgres"
+
+    def __init__(self, store: PostgresStore, where: str) -> None:
+        self._store = store
+        self._where = where
+
+    def describe(self) -> str:
+        return self._where
+
+    def table_names(self) -> set[str]:
+        with self._store._reading() as conn:
+            rows = conn.execute(
+                "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+            ).fetchall()
+        return {str(r[0]) for r in rows}
+
+    def rows(self, spec: TableSpec, batch: int) -> Iterator[Sequence[Row]]:
+        kinds = [kind for _, kind in spec.columns]
+        columns = sql.SQL(", ").join(
+            sql.SQL(_READ.get(kind, "{}")).format(sql.Identifier(name))
+            for name, kind in spec.columns
+        )
+        query = sql.SQL("SELECT {} FROM {}").format(columns, sql.Identifier(spec.name))
+        with self._store._reading() as conn, conn.cursor(name="kioku_transfer") as cursor:
+            cursor.itersize = batch
+            cursor.execute(query)
+            while chunk := cursor.fetchmany(batch):
+                yield [
+                    tuple(_canonical(k, v) for k, v in zip(kinds, row, strict=True))
+                    for row in chunk
+                ]
+
+    def insert(self, spec: TableSpec, rows: Sequence[Row]) -> int:
+        if not rows:
+            return 0
+        kinds = [kind for _, kind in spec.columns]
+        statement: sql.SQL | sql.Composed = sql.SQL(
+            "INSERT INTO {table} ({columns}) {overriding}VALUES ({values}) ON CONFLICT DO NOTHING"
+        ).format(
+            table=sql.Identifier(spec.name),
+            columns=sql.SQL(", ").join(sql.Identifier(n) for n in spec.names),
+            overriding=sql.SQL("OVERRIDING SYSTEM VALUE " if spec.serial else ""),
+            values=sql.SQL(", ").join(sql.SQL("%s" + _CAST.get(k, "")) for k in kinds),
+        )
+        values = [tuple(_native(k, v) for k, v in zip(kinds, r, strict=True)) for r in rows]
+        if spec.name == "originals":
+            statement, values = _ORIGINALS, [(*v, _original_terms(v)) for v in values]
+        with self._store._writing() as conn:
+            with conn.cursor() as cursor:
+                cursor.executemany(statement, values)
+                inserted = max(cursor.rowcount, 0)
+            if spec.name == "memories":
+                _derive_memories(conn, spec, rows)
+        return inserted
+
+    def set_state(self, key: str, value: str) -> None:
+        with self._store._writing() as conn:
+            conn.execute(
+                "INSERT INTO state (key, value) VALUES (%s, %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    def finish(self, spec: TableSpec) -> None:
+        if spec.serial is None:
+            return
+        column = sql.Identifier(spec.serial)
+        query = sql.SQL(
+            "SELECT setval(pg_get_serial_sequence({name}, {col}), MAX({column})) "
+            "FROM {table} HAVING MAX({column}) IS NOT NULL"
+        ).format(
+            name=sql.Literal(spec.name),
+            col=sql.Literal(spec.serial),
+            column=column,
+            table=sql.Identifier(spec.name),
+        )
+        with self._store._writing() as conn:
+            conn.execute(query)
+
+    def close(self) -> None:
+        self._store.close()
+
+
+def _derive_memories(
+    conn: psycopg.Connection[tuple[object, ...]], spec: TableSpec, rows: Sequence[Row]
+) -> None:
+    """Index the memories' terms and make their models' vector indexes."""
+    at = [spec.names.index(c) for c in ("id", "trigger", "content", "keywords")]
+    items = []
+    for row in rows:
+        memory_id, trigger, content, keywords = (row[i] for i in at)
+        words = json.loads(str(keywords))
+        items.append((str(memory_id), terms_text(str(trigger), str(content), words)))
+    lexical.index_memories(conn, items)
+    model, dim = spec.names.index("embedding_model"), spec.names.index("embedding_dim")
+    vectors.ensure_indexes(
+        conn, {(str(r[model]), int(str(r[dim]))) for r in rows if r[model] is not None}
+    )
+
+
+def schema_exists(url: str, schema: str) -> bool:
+    """Whether ``schema`` exists on the server at ``url`` (without creating it)."""
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=30) as conn:
+            row = conn.execute(
+                "SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,)
+            ).fetchone()
+    except psycopg.Error as exc:
+        raise StoreError(
+            f"cannot connect to {redacted(url)}: {str(exc).splitlines()[0] if str(exc) else exc}",
+            hint="check the URL, that the server runs, and the role's password",
+        ) from exc
+    return row is not None
+
+
+def open_postgres_tables(url: str, schema: str) -> PostgresTables:
+    """The tables of ``schema`` on the server at ``url`` (created and migrated when missing)."""
+    store = open_postgres_schema(url, schema)
+    return PostgresTables(store, f"{redacted(url)} (schema {schema})")
