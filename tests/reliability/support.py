@@ -14,11 +14,14 @@ import sys
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tests.cli.conftest import clean_env
 
 __all__ = [
     "Finished",
+    "Place",
+    "count",
     "integrity",
     "kioku_argv",
     "level_counts",
@@ -64,52 +67,98 @@ def start(argv: list[str], **env: str) -> subprocess.Popen[str]:
     )
 
 
-def _connect(db: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(db, timeout=30)
-    conn.execute("PRAGMA busy_timeout = 30000")
-    return conn
+@dataclass(frozen=True)
+class Place:
+    """Where a test's store lives: the SQLite file ``memories.db`` of the home, or (with
+    ``url``) the schema ``schema`` of a PostgreSQL server, with the home for the rest."""
+
+    home: Path
+    url: str = ""
+    schema: str = ""
+
+    @property
+    def backend(self) -> str:
+        return "postgres" if self.url else "sqlite"
+
+    @property
+    def db(self) -> Path:
+        return self.home / "memories.db"
+
+    @property
+    def settings(self) -> dict[str, str]:
+        """The ``KIOKU_*`` settings that point kioku at this store (none for SQLite)."""
+        if not self.url:
+            return {}
+        return {"KIOKU_STORE_URL": self.url, "KIOKU_STORE__SCHEMA": self.schema}
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """The clean test environment of a process using this store."""
+        return clean_env(**self.settings, **extra)
+
+    def at(self, home: Path, suffix: str) -> Place:
+        """The same backend with another home (and, on PostgreSQL, the schema named after
+        this one with ``_suffix``, dropped with it)."""
+        return Place(home, self.url, f"{self.schema}_{suffix}" if self.url else "")
 
 
-def integrity(db: Path) -> str:
-    """``PRAGMA integrity_check`` of the database, joined into one string ("ok" when sound)."""
-    conn = _connect(db)
+def _rows(place: Place | Path, query: str, params: tuple[object, ...] = ()) -> list[Any]:
+    """The rows of ``query`` (``?`` placeholders) on the store, from outside kioku."""
+    if isinstance(place, Path):
+        place = Place(place.parent)
+    if place.url:
+        import psycopg
+        from psycopg import sql
+
+        statement = sql.SQL(query.replace("?", "%s"))  # type: ignore[arg-type]  # fixed text
+        with psycopg.connect(place.url, autocommit=True) as conn:
+            conn.execute(sql.SQL("SET search_path = {}").format(sql.Identifier(place.schema)))
+            return list(conn.execute(statement, params).fetchall())
+    conn = sqlite3.connect(place.db, timeout=30)
     try:
-        rows = conn.execute("PRAGMA integrity_check").fetchall()
+        conn.execute("PRAGMA busy_timeout = 30000")
+        return list(conn.execute(query, params).fetchall())
     finally:
         conn.close()
-    return "; ".join(str(row[0]) for row in rows)
 
 
-def source_id_counts(db: Path) -> Counter[str]:
+def integrity(place: Place | Path) -> str:
+    """SQLite: ``PRAGMA integrity_check``; PostgreSQL: the store's own check (schema version,
+    dangling relations, vectors without an index); joined into one string ("ok" when sound)."""
+    if isinstance(place, Path) or not place.url:
+        return "; ".join(str(row[0]) for row in _rows(place, "PRAGMA integrity_check"))
+    from psycopg.conninfo import make_conninfo
+
+    from kioku.adapters.store.postgres import open_postgres_store
+
+    url = make_conninfo(place.url, options=f"-c search_path={place.schema},public")
+    store = open_postgres_store(url, pool_max=1)
+    try:
+        report = store.check_integrity()
+    finally:
+        store.close()
+    return "ok" if report.ok else "; ".join(report.problems) or "not ok"
+
+
+def count(place: Place | Path) -> int:
+    """How many memories the store holds."""
+    return int(_rows(place, "SELECT COUNT(*) FROM memories")[0][0])
+
+
+def source_id_counts(place: Place | Path) -> Counter[str]:
     """How many stored memories (active or archived) carry each source id."""
-    conn = _connect(db)
-    try:
-        rows = conn.execute("SELECT source_ids FROM memories").fetchall()
-    finally:
-        conn.close()
     counts: Counter[str] = Counter()
-    for (raw,) in rows:
-        counts.update(json.loads(raw))
+    for (raw,) in _rows(place, "SELECT source_ids FROM memories"):
+        counts.update(raw if isinstance(raw, list) else json.loads(raw))
     return counts
 
 
-def level_counts(db: Path) -> dict[int, int]:
+def level_counts(place: Place | Path) -> dict[int, int]:
     """Memories per ``current_level`` (archived memories are level 4)."""
-    conn = _connect(db)
-    try:
-        rows = conn.execute(
-            "SELECT current_level, COUNT(*) FROM memories GROUP BY current_level"
-        ).fetchall()
-    finally:
-        conn.close()
+    rows = _rows(place, "SELECT current_level, COUNT(*) FROM memories GROUP BY current_level")
     return {int(level): int(n) for level, n in rows}
 
 
-def state_value(db: Path, key: str) -> str | None:
+def state_value(place: Place | Path, key: str) -> str | None:
     """A value of the ``state`` table, or None."""
-    conn = _connect(db)
-    try:
-        row = conn.execute("SELECT value FROM state WHERE key = ?", (key,)).fetchone()
-    finally:
-        conn.close()
-    return None if row is None else str(row[0])
+    rows = _rows(place, "SELECT value FROM state WHERE key = ?", (key,))
+    return None if not rows else str(rows[0][0])

@@ -1,9 +1,10 @@
 """SIGKILL at random moments of ``kioku import``: nothing lost, nothing doubled, resumable.
 
-A large JSONL file is imported by ``kioku import`` processes killed with SIGKILL. Each one is
-killed a random delay (from a seeded RNG) after it has stored its first new line, so every kill
-lands while lines are being written. After each kill the database passes ``PRAGMA
-integrity_check``, holds only lines of the file, each at most once, and still holds every line
+A large JSONL file is imported by ``kioku import`` processes killed with SIGKILL, on SQLite
+and on PostgreSQL. Each one is killed a random delay (from a seeded RNG) after it has stored
+its first new line, so every kill lands while lines are being written. After each kill the
+store passes its integrity check (``PRAGMA integrity_check`` on SQLite, the store's own on
+PostgreSQL), holds only lines of the file, each at most once, and still holds every line
 stored before. Re-running the import then completes it: every line exactly once.
 """
 
@@ -12,7 +13,6 @@ from __future__ import annotations
 import json
 import random
 import signal
-import sqlite3
 import subprocess
 import sys
 import time
@@ -22,24 +22,25 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import run_kioku
-from tests.reliability.support import integrity, kioku_argv, scale, source_id_counts, start
+from tests.reliability.support import (
+    Place,
+    count,
+    integrity,
+    kioku_argv,
+    scale,
+    source_id_counts,
+    start,
+)
 
-LINES = 1600
-KILLS = 8
+#: Lines and kills per store (PostgreSQL leaner: the suite's time is shared).
+LINES = {"sqlite": 1600, "postgres": 400}
+KILLS = {"sqlite": 8, "postgres": 3}
 
 
-def _count(db: Path) -> int:
-    conn = sqlite3.connect(db, timeout=30)
-    try:
-        return int(conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0])
-    finally:
-        conn.close()
-
-
-def _wait_for_progress(proc: subprocess.Popen[str], db: Path, before: int) -> bool:
+def _wait_for_progress(proc: subprocess.Popen[str], place: Place, before: int) -> bool:
     """Wait until the import stored a new line (True) or ended (False)."""
     while proc.poll() is None:
-        if _count(db) > before:
+        if count(place) > before:
             return True
         time.sleep(0.02)
     return False
@@ -47,12 +48,11 @@ def _wait_for_progress(proc: subprocess.Popen[str], db: Path, before: int) -> bo
 
 @pytest.mark.skipif(sys.platform == "win32", reason="SIGKILL")
 def test_sigkill_during_import_loses_and_doubles_nothing(
-    tmp_path: Path, record_property: Callable[[str, object], None]
+    tmp_path: Path, place: Place, record_property: Callable[[str, object], None]
 ) -> None:
-    home = tmp_path / "home"
-    db = home / "memories.db"
+    home = place.home
     k = scale()
-    lines, kills_wanted = LINES * k, KILLS * k
+    lines, kills_wanted = LINES[place.backend] * k, KILLS[place.backend] * k
     source = tmp_path / "turns.jsonl"
     rows = [
         {
@@ -68,14 +68,14 @@ def test_sigkill_during_import_loses_and_doubles_nothing(
         "\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8"
     )
     expected = {r["source_id"] for r in rows}
-    assert run_kioku("--home", str(home), "init").code == 0
+    assert run_kioku("--home", str(home), "init", env=place.env()).code == 0
 
     rng = random.Random(20260301)
     kills = finished_early = 0
     stored: set[str] = set()
     for _ in range(kills_wanted):
-        proc = start(kioku_argv(home, "import", str(source), "--json"))
-        if _wait_for_progress(proc, db, len(stored)):
+        proc = start(kioku_argv(home, "import", str(source), "--json"), **place.settings)
+        if _wait_for_progress(proc, place, len(stored)):
             time.sleep(rng.uniform(0.0, 0.6))
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
@@ -85,8 +85,8 @@ def test_sigkill_during_import_loses_and_doubles_nothing(
             _, err = proc.communicate()
             assert proc.returncode == 0, err
             finished_early += 1
-        assert integrity(db) == "ok"
-        counts = source_id_counts(db)
+        assert integrity(place) == "ok"
+        counts = source_id_counts(place)
         assert set(counts) <= expected, "a line that is not in the file"
         assert max(counts.values(), default=1) == 1, "a line stored twice"
         assert stored <= set(counts), "a stored line was lost"
@@ -95,23 +95,24 @@ def test_sigkill_during_import_loses_and_doubles_nothing(
             break
     assert kills >= 1
 
-    final = run_kioku("--home", str(home), "import", str(source), "--json")
+    final = run_kioku("--home", str(home), "import", str(source), "--json", env=place.env())
     assert final.code == 0, final.err
     summary = final.json()
     assert summary["errors"] == []
     assert summary["skipped"] == len(stored)
     assert summary["imported"] == lines - len(stored)
-    counts = source_id_counts(db)
+    counts = source_id_counts(place)
     assert set(counts) == expected
     assert set(counts.values()) == {1}
-    assert integrity(db) == "ok"
-    doctor = run_kioku("--home", str(home), "doctor", "--json")
+    assert integrity(place) == "ok"
+    doctor = run_kioku("--home", str(home), "doctor", "--json", env=place.env())
     assert doctor.code == 0, doctor.out + doctor.err
     assert doctor.json()["ok"] is True
 
     record_property(
         "reliability",
         {
+            "store": place.backend,
             "lines": lines,
             "kills": kills,
             "imports that finished before the kill": finished_early,

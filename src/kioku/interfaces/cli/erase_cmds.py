@@ -37,11 +37,12 @@ def echo_erasure(report: ErasureReport) -> None:
     if scrub.vector_files_removed:
         done.append("vector cache files removed")
     click.echo(f"scrubbed: {', '.join(done) or 'nothing'}; audit log entry #{report.audit_seq}")
-    if not scrub.wal_truncated:
+    if not scrub.wal_truncated or not scrub.index_merged:
+        # SQLite: the write-ahead log (memories.db-wal) was not truncated; PostgreSQL: what
+        # the scrub could not do, and what an administrator must run or set.
         click.echo(
-            "warning: the write-ahead log (memories.db-wal) was not truncated "
-            f"({scrub.wal_detail or 'unknown reason'}); erased text may stay in it until "
-            "that ends: run `kioku vacuum` then",
+            "warning: erased text may stay in the store's files until this is resolved: "
+            f"{scrub.wal_detail or 'unknown reason'}; then run `kioku vacuum`",
             err=True,
         )
     _echo_backups(report.backups, "still hold")
