@@ -214,7 +214,7 @@ def consolidate(
     lock = None if engine.home is None or not use_lock else engine.home / "batch.lock"
     report = ConsolidationReport()
     try:
-        with batch_lock(lock):
+        with batch_lock(lock, engine.store if use_lock else None):
             periods = due_periods(engine, moment, levels)
             if not periods:
                 return report

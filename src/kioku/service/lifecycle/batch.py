@@ -133,7 +133,7 @@ def run_batches(
     moment_now = now or engine.clock.now()
     hour = engine.config.compression.schedule_hour
     try:
-        with batch_lock(lock_path):
+        with batch_lock(lock_path, engine.store):
             done = last_day(engine)
             if done is not None and latest_due_day(moment_now, hour) < done:
                 report = BatchReport(status="clock_behind", last_day=done.isoformat())

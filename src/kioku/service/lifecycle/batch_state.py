@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, Protocol, runtime_checkable
 
 from kioku.core.lifecycle.days import latest_due_day
 from kioku.core.timefmt import format_ts, parse_ts
@@ -24,10 +24,12 @@ __all__ = [
     "AHEAD_TOLERANCE",
     "LAST_DAY_KEY",
     "LAST_RUN_KEY",
+    "STORE_LOCK_NAME",
     "BatchAheadError",
     "BatchLockedError",
     "BatchReport",
     "DaySummary",
+    "LockingStore",
     "batch_lock",
     "behind_message",
     "check_ahead",
@@ -144,9 +146,44 @@ class BatchReport:
         return out
 
 
+#: The name of the batch's lock in a store that has store-wide locks.
+STORE_LOCK_NAME: Final = "batch"
+
+
+@runtime_checkable
+class LockingStore(Protocol):
+    """A store whose processes may run on several machines, with a store-wide lock that
+    every one of them sees (PostgreSQL's advisory locks); SQLite's file lock is enough
+    for a store on one machine."""
+
+    def exclusive(self, name: str) -> contextlib.AbstractContextManager[bool]: ...
+
+
 @contextlib.contextmanager
-def batch_lock(path: Path | None) -> Iterator[None]:
-    """An exclusive, non-blocking lock on ``path`` (released by the OS if the process dies)."""
+def batch_lock(path: Path | None, store: object | None = None) -> Iterator[None]:
+    """The batch's exclusive, non-blocking lock: the file ``path`` (released by the OS if the
+    process dies), then, for a store with store-wide locks, the store's own; BatchLockedError
+    when another process holds either."""
+    with _file_lock(path), _store_lock(store):
+        yield
+
+
+@contextlib.contextmanager
+def _store_lock(store: object | None) -> Iterator[None]:
+    if not isinstance(store, LockingStore):
+        yield
+        return
+    with store.exclusive(STORE_LOCK_NAME) as taken:
+        if not taken:
+            raise BatchLockedError(
+                "a batch is already running on this store (another process holds its lock)",
+                hint="wait for it",
+            )
+        yield
+
+
+@contextlib.contextmanager
+def _file_lock(path: Path | None) -> Iterator[None]:
     if path is None:
         yield
         return

@@ -21,6 +21,7 @@ from datetime import UTC, datetime
 from types import TracebackType
 from typing import Final
 
+import psycopg
 import psycopg_pool
 
 from kioku.adapters.store.postgres import migrations, vectors, writes
@@ -56,6 +57,12 @@ from kioku.ports.store import MemoryFilter, MemoryPatch
 __all__ = ["PostgresStore", "open_postgres_store"]
 
 _SCHEMA_LOCK: Final = f"SELECT pg_advisory_xact_lock({migrations.lock_key()})"
+#: First key of the named store-wide locks of :meth:`PostgresStore.exclusive` (the second is a
+#: hash of the schema and the name), apart from the schema's transaction lock.
+_NAMED_CLASS: Final = migrations.LOCK_CLASS + 1
+_NAMED_KEY: Final = "%s, hashtext(current_schema() || ':' || %s)"
+_TRY_NAMED: Final = f"SELECT pg_try_advisory_lock({_NAMED_KEY})"
+_FREE_NAMED: Final = f"SELECT pg_advisory_unlock({_NAMED_KEY})"
 
 
 class _Held(threading.local):
@@ -157,6 +164,33 @@ class PostgresStore(
                     yield
             finally:
                 held.conn, held.depth = None, 0
+
+    @contextmanager
+    def exclusive(self, name: str) -> Iterator[bool]:
+        """Try to take the store-wide lock ``name`` for the block, without waiting: yields
+        True when this process holds it, False when another one does.
+
+        A session-level advisory lock of the server, keyed on the schema and ``name``, held
+        by a connection kept out of the pool for the block: every process and machine using
+        this schema sees it, and the server releases it when the holder's connection ends (a
+        process killed mid-way leaves no lock behind). Refused inside ``atomic()``."""
+        if self._held.conn is not None:
+            raise StoreError(
+                f"the lock {name!r} cannot be taken inside a transaction",
+                hint="take it before atomic()",
+            )
+        pool = self._open_pool()
+        with translating(self._where), pool.connection() as conn:
+            row = conn.execute(_TRY_NAMED, (_NAMED_CLASS, name)).fetchone()
+            taken = bool(row is not None and row[0])
+            try:
+                yield taken
+            finally:
+                if taken:
+                    try:
+                        conn.execute(_FREE_NAMED, (_NAMED_CLASS, name))
+                    except psycopg.Error:
+                        conn.close()  # the server frees the lock, the pool drops the connection
 
     @contextmanager
     def _writing(self) -> Iterator[Conn]:

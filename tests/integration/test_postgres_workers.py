@@ -1,0 +1,166 @@
+"""Several kioku processes on one PostgreSQL schema, as several machines would run them.
+
+Each process gets a home of its own (so the home's ``batch.lock`` file cannot keep them
+apart: only the server can) and the same ``[store]`` URL and schema. The nightly batch runs
+once however many processes start it; a batch killed mid-way leaves whole days only; two
+``kioku serve`` workers see each other's writes and keep owners apart.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+
+import pytest
+
+from tests.cli.conftest import clean_env, run_kioku
+from tests.postgres_server import PG_URL, admin, postgres_url  # noqa: F401 (a fixture)
+
+FIRST = "2025-01-11T04:00:00+09:00"
+FIRST_DAY = "2025-01-11"  # the batch day of FIRST
+LATER = "2025-02-20T04:00:00+09:00"
+LAST_DAY = "2025-02-20"  # forty days after FIRST_DAY
+
+
+@pytest.fixture
+def schema(postgres_url: str, tmp_path: Path) -> Iterator[str]:  # noqa: F811
+    name = "wk_" + hashlib.blake2b(str(tmp_path).encode(), digest_size=8).hexdigest()
+    try:
+        yield name
+    finally:
+        admin(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+
+
+def _env(schema: str, home: Path, **extra: str) -> dict[str, str]:
+    return clean_env(
+        KIOKU_HOME=str(home), KIOKU_STORE_URL=PG_URL[0], KIOKU_STORE__SCHEMA=schema, **extra
+    )
+
+
+def _ok(env: dict[str, str], *args: str) -> str:
+    done = run_kioku(*args, env=env, timeout=180)
+    assert done.code == 0, f"kioku {' '.join(args)}: {done.err}{done.out}"
+    return done.out
+
+
+def _query(schema: str, sql: str, *params: object) -> list[tuple[object, ...]]:
+    import psycopg
+
+    with psycopg.connect(PG_URL[0], autocommit=True, options=f"-c search_path={schema}") as conn:
+        return conn.execute(sql, params).fetchall()  # type: ignore[arg-type]  # fixed test text
+
+
+def _stocked(schema: str, tmp_path: Path) -> None:
+    """A store with a few memories of two owners and its first batch day applied (in this
+    process: what is tested is the processes started afterwards)."""
+    from kioku import Kioku
+
+    env = _env(schema, tmp_path / "setup")
+    with Kioku.open(env=env) as kioku:
+        for n, (user, text) in enumerate(
+            [("alice", "the heron nests"), ("bob", "a bike chain")] * 3
+        ):
+            kioku.user_id = user
+            kioku.remember(
+                f"{text} {n}", f"note {n}", intensity=20 + n * 10, category="casual",
+                at=datetime.fromisoformat("2025-01-09T12:00:00+09:00"),
+            )  # fmt: skip
+        report = kioku.batch(now=datetime.fromisoformat(FIRST))
+    assert report.status == "done"
+    assert report.last_day == FIRST_DAY
+
+
+def _batch(schema: str, home: Path, now: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "kioku", "batch", "--now", now, "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_env(schema, home),
+    )
+
+
+def _report(process: subprocess.Popen[str]) -> dict[str, object]:
+    out, err = process.communicate(timeout=300)
+    assert process.returncode == 0, err
+    data = json.loads(out)
+    assert isinstance(data, dict)
+    return data
+
+
+def _whole_days_only(schema: str) -> str:
+    """The last batch day, after checking that the lifecycle log holds no later day and no
+    event twice."""
+    last = _query(schema, "SELECT value FROM state WHERE key = 'batch_last_day'")[0][0]
+    later = _query(schema, "SELECT count(*) FROM lifecycle_log WHERE batch_day > %s", last)
+    assert later == [(0,)]
+    twice = _query(
+        schema,
+        "SELECT batch_day, memory_id, event, count(*) FROM lifecycle_log "
+        "GROUP BY batch_day, memory_id, event, details::text HAVING count(*) > 1",
+    )
+    assert twice == []
+    return str(last)
+
+
+def test_a_batch_reports_running_while_another_process_holds_the_lock(
+    schema: str, tmp_path: Path
+) -> None:
+    from kioku.adapters.store.postgres import open_postgres_schema
+
+    _stocked(schema, tmp_path)
+    with open_postgres_schema(PG_URL[0], schema) as store, store.exclusive("batch") as taken:
+        assert taken
+        report = _report(_batch(schema, tmp_path / "a", LATER))
+        assert report["status"] == "already_running"
+        assert report["days"] == []
+        assert _whole_days_only(schema) == FIRST_DAY  # nothing applied meanwhile
+    report = _report(_batch(schema, tmp_path / "a", LATER))
+    assert report["status"] == "done"
+    assert _whole_days_only(schema) == LAST_DAY
+
+
+def test_two_processes_starting_the_batch_at_once_apply_each_day_once(
+    schema: str, tmp_path: Path
+) -> None:
+    _stocked(schema, tmp_path)
+    logged = _query(schema, "SELECT count(*) FROM lifecycle_log")[0][0]
+    first, second = _batch(schema, tmp_path / "a", LATER), _batch(schema, tmp_path / "b", LATER)
+    reports = [_report(first), _report(second)]
+    statuses = sorted(str(r["status"]) for r in reports)
+    assert statuses[0] == "already_running" or statuses == ["done", "up_to_date"], statuses
+    done = next(r for r in reports if r["status"] == "done")
+    assert len(done["days"]) == 40  # type: ignore[arg-type]
+    assert _whole_days_only(schema) == LAST_DAY
+    assert _query(schema, "SELECT count(*) FROM lifecycle_log")[0][0] > logged
+    runs = _query(
+        schema,
+        "SELECT count(*) FROM activity "
+        "WHERE type = 'cron_executed' AND line::jsonb ->> 'task' = 'batch'",
+    )  # one per batch that applied days: the setup's and one of the two
+    assert runs == [(2,)]
+
+
+def test_a_batch_killed_mid_way_leaves_whole_days_and_no_lock(schema: str, tmp_path: Path) -> None:
+    _stocked(schema, tmp_path)
+    victim = _batch(schema, tmp_path / "a", LATER)
+    deadline = time.monotonic() + 120
+    query = "SELECT value FROM state WHERE key = 'batch_last_day'"
+    while _query(schema, query)[0][0] == FIRST_DAY and time.monotonic() < deadline:
+        time.sleep(0.02)
+    os.kill(victim.pid, signal.SIGKILL)
+    victim.communicate(timeout=60)
+    stopped_at = _whole_days_only(schema)
+    assert stopped_at > FIRST_DAY
+    # The server freed the dead process's lock: the next batch applies the rest.
+    report = _report(_batch(schema, tmp_path / "b", LATER))
+    assert report["status"] in ("done", "up_to_date")
+    assert _whole_days_only(schema) == LAST_DAY
