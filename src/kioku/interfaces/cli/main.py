@@ -49,6 +49,7 @@ COMMAND_MODULES: Final = {
     "serve": "serve_cmds",
     "keys": "keys_cmds",
     "config": "config_cmds",
+    "migrate": "migrate_cmds",
 }
 
 

@@ -24,6 +24,7 @@ from kioku.adapters.store.postgres.codec import decode_vector, encode_vector
 from kioku.adapters.store.postgres.connection import redacted
 from kioku.adapters.store.postgres.store import PostgresStore, open_postgres_schema
 from kioku.adapters.store.sqlite.search import terms_text
+from kioku.config.store_url import mask_url
 from kioku.errors import StoreError
 from kioku.service.transfer.canonical import Row, canonical_value, vector_bytes, vector_values
 from kioku.service.transfer.tables import TableSpec
@@ -186,4 +187,4 @@ def schema_exists(url: str, schema: str) -> bool:
 def open_postgres_tables(url: str, schema: str) -> PostgresTables:
     """The tables of ``schema`` on the server at ``url`` (created and migrated when missing)."""
     store = open_postgres_schema(url, schema)
-    return PostgresTables(store, f"{redacted(url)} (schema {schema})")
+    return PostgresTables(store, f"{mask_url(url)} (schema {schema})")
