@@ -24,6 +24,8 @@ class Served:
     url: str
     home: Path
     process: subprocess.Popen[str]
+    #: The environment the server was started with, beyond this process's.
+    env: dict[str, str] | None = None
 
     def client(self, key: str | None = None, **kwargs: object) -> httpx.Client:
         headers = {"Authorization": f"Bearer {key}"} if key else {}
@@ -44,13 +46,23 @@ def kioku(
     )
 
 
-def make_key(home: Path, name: str, user: str, rights: str = "read-write") -> str:
-    """A new API key for ``user`` (the plain key, as `kioku keys create --json` shows it)."""
+def make_key(
+    home: Path,
+    name: str,
+    user: str,
+    rights: str = "read-write",
+    env: dict[str, str] | None = None,
+) -> str:
+    """A new API key for ``user`` (the plain key, as `kioku keys create --json` shows it);
+    ``env`` may point the home at a PostgreSQL server (``KIOKU_STORE_URL``)."""
     import json
 
-    if not (home / "memories.db").exists():
-        assert kioku(home, "init").returncode == 0
-    done = kioku(home, "keys", "create", name, "--key-user", user, "--rights", rights, "--json")
+    made = "config.toml" if (env or {}).get("KIOKU_STORE_URL") else "memories.db"
+    if not (home / made).exists():
+        assert kioku(home, "init", env=env).returncode == 0
+    done = kioku(
+        home, "keys", "create", name, "--key-user", user, "--rights", rights, "--json", env=env
+    )
     assert done.returncode == 0, done.stderr
     return str(json.loads(done.stdout)["key"])
 
@@ -83,7 +95,7 @@ def serving(home: Path, *args: str, env: dict[str, str] | None = None) -> Iterat
                 if time.monotonic() > deadline or process.poll() is not None:
                     raise
                 time.sleep(0.05)
-        yield Served(url=url, home=home, process=process)
+        yield Served(url=url, home=home, process=process, env=env)
     finally:
         if process.poll() is None:
             process.terminate()

@@ -5,18 +5,25 @@ case here fails :func:`test_every_route_has_a_case`. Alice and Bob are two users
 read-write keys; Alice also has a read-only key. Bob's key must find nothing of Alice's
 (her ids are 404 to him, her text appears in none of his answers); the read-only key is
 refused (403) on every writing route and writes nothing; no key, or a revoked one, is 401.
+
+The suite runs twice: on the home's SQLite file, and on a schema of its own on the test
+PostgreSQL server (``tests/postgres_server.py``), named by ``KIOKU_STORE_URL``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.postgres_server import postgres_url  # noqa: F401 (a fixture)
 from tests.server.running import Served, kioku, make_key, serving
 
 #: A word only Alice's memories hold.
@@ -41,19 +48,49 @@ def _ok(answer: httpx.Response, status: int = 200) -> Any:
     return answer.json()
 
 
-@pytest.fixture(scope="module")
-def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
+@pytest.fixture(scope="module", params=["sqlite", "postgres"])
+def world(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[World]:
+    """The server with its owners, on the home's SQLite file or on a fresh schema of the
+    test PostgreSQL server (``KIOKU_STORE_URL``)."""
     home = tmp_path_factory.mktemp("isolation") / "home"
+    with store_env(request, home) as env:
+        yield from _world(home, env)
+
+
+@contextlib.contextmanager
+def store_env(request: pytest.FixtureRequest, home: Path) -> Iterator[dict[str, str] | None]:
+    """No environment for ``sqlite``; for ``postgres``, KIOKU_STORE_URL and a schema of its
+    own (dropped afterwards)."""
+    if request.param == "sqlite":
+        yield None
+        return
+    url = request.getfixturevalue("postgres_url")
+    from tests.postgres_server import admin
+
+    schema = "srv_" + hashlib.blake2b(str(home).encode(), digest_size=8).hexdigest()
+    try:
+        yield {
+            "KIOKU_STORE_URL": url,
+            "KIOKU_STORE__SCHEMA": schema,
+            "KIOKU_NO_AUTO_BATCH": "1",
+        }
+    finally:
+        admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+def _world(home: Path, env: dict[str, str] | None) -> Iterator[World]:
     keys = {
-        "alice": make_key(home, "alice", "alice"),
-        "alice_ro": make_key(home, "alice-ro", "alice", "read"),
-        "bob": make_key(home, "bob", "bob"),
-        "carol": make_key(home, "carol", "carol"),
-        "dave": make_key(home, "dave", "dave"),
+        "alice": make_key(home, "alice", "alice", env=env),
+        "alice_ro": make_key(home, "alice-ro", "alice", "read", env=env),
+        "bob": make_key(home, "bob", "bob", env=env),
+        "carol": make_key(home, "carol", "carol", env=env),
+        "dave": make_key(home, "dave", "dave", env=env),
     }
-    revoked = kioku(home, "keys", "revoke", keys["dave"][:11])
+    revoked = kioku(home, "keys", "revoke", keys["dave"][:11], env=env)
     assert revoked.returncode == 0, revoked.stderr
-    with serving(home, "--no-ui") as served:
+    with serving(home, "--no-ui", env=env) as served:
         w = World(served, keys, revoked=keys["dave"])
         with served.client(keys["alice"]) as alice:
             turn = {"user": f"My {MARK} garden has tulips", "session_id": "alice-s"}
@@ -70,6 +107,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         with served.client(keys["bob"]) as bob:
             _ok(bob.post("v1/turns", json={"user": "Bob fixed his bicycle chain"}), 201)
             _ok(bob.post("v1/memories", json={"kind": "knowledge", "text": "Bob likes jazz"}), 201)
+        assert (home / "memories.db").exists() == (env is None)  # the store asked for, only
         yield w
 
 
@@ -238,7 +276,7 @@ def test_erasure_erases_the_callers_user_and_deletes_its_keys(world: World) -> N
         assert done["api_keys_deleted"] == 1
         again = carol.get("v1/memories")
         assert again.status_code == 401
-    keys = kioku(world.served.home, "keys", "list", "--all", "--json")
+    keys = kioku(world.served.home, "keys", "list", "--all", "--json", env=world.served.env)
     assert keys.returncode == 0, keys.stderr
     assert world.keys["carol"][:11] not in keys.stdout
     assert _alice_export(world) == alice_before
