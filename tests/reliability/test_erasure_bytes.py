@@ -7,11 +7,21 @@ open in another process (a process that has opened it and waits, or the recall d
 erases it through the command line and reads the raw bytes of every file under the home:
 the database, its write-ahead log and shared-memory index, the vector cache, the logs, the
 inbox. A memory that was not erased is the control: its words must still be found.
+
+On PostgreSQL the tests start a server of their own (full page writes on, ``wal_recycle =
+off``) and read every file of its data directory: tables, indexes, TOAST, free space maps,
+catalogs (``pg_statistic``) and the write-ahead log in ``pg_wal``. A short memory and a long
+one (stored out of line, in TOAST) are forgotten, and two more are erased with ``kioku erase
+--user``, while another process holds the store; no byte of their words is left. With
+``wal_recycle = on`` the erasure warns, naming the setting, and the scan finds the words in
+``pg_wal``: the setting is required.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 import time
@@ -24,6 +34,7 @@ import pytest
 
 from kioku.interfaces.claude_code import daemon_client
 from tests.cli.conftest import Result, Run, clean_env, run_kioku
+from tests.postgres_server import server_directory, start_server
 
 #: Words of the erased memory, and of the control memory that stays.
 SECRET = ("zanzibarquux", "quokkaflange", "ひみつの合言葉", "ひみつ", "合言葉")
@@ -97,14 +108,14 @@ def _stock(kioku: Run, *scope: str) -> str:
 
 
 @contextmanager
-def _holding(home: Path) -> Iterator[subprocess.Popen[str]]:
+def _holding(home: Path, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen[str]]:
     """Another process that has the store open (and its vectors loaded), waiting."""
     process = subprocess.Popen(
         [sys.executable, "-c", HOLDER, str(home)],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=clean_env(),
+        env=env or clean_env(),
     )
     try:
         assert process.stdout is not None
@@ -232,3 +243,138 @@ def test_a_turn_remembered_by_the_session_end_hook_leaves_no_byte(
     assert drained.json()["added"] == 0
     assert len(kioku("list", "--json").json()) == 1
     assert _scan(home, SECRET) == []
+
+
+# -- PostgreSQL: every file of the server's data directory ------------------------------------
+
+#: A server as one would run it, except ``fsync`` (no waiting for the disk, same bytes):
+#: full page writes on, and ``wal_recycle = off``, which erasure needs (see docs/postgres.md).
+ERASURE_SERVER = {
+    "fsync": "off",
+    "full_page_writes": "on",
+    "synchronous_commit": "on",
+    "wal_recycle": "off",
+}
+
+
+@pytest.fixture(scope="module")
+def own_server() -> Iterator[tuple[str, Path]]:
+    """A PostgreSQL server whose data directory these tests own: its URL and directory."""
+    if os.environ.get("KIOKU_TEST_PG_URL"):
+        pytest.skip("needs a server whose files the test can read; KIOKU_TEST_PG_URL is set")
+    pytest.importorskip("psycopg", reason="the postgres extra (psycopg) is not installed")
+    directory = server_directory()
+    server = start_server(directory, ERASURE_SERVER)
+    try:
+        yield server.get_uri(), directory
+    finally:
+        server.cleanup()
+        shutil.rmtree(directory.parent, ignore_errors=True)
+
+
+def _server_sql(url: str, statement: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(statement)  # type: ignore[arg-type]  # fixed text
+
+
+@pytest.fixture
+def pg_env(own_server: tuple[str, Path]) -> Iterator[dict[str, str]]:
+    """The environment of a kioku process using a schema of its own on ``own_server``."""
+    url, _ = own_server
+    schema = "bytes_" + os.urandom(4).hex()
+    try:
+        yield clean_env(KIOKU_STORE_URL=url, KIOKU_STORE__SCHEMA=schema)
+    finally:
+        _server_sql(url, f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+@pytest.fixture
+def pg_kioku(pg_env: dict[str, str], home: Path) -> Run:
+    def run(*args: str) -> Result:
+        return run_kioku("--home", str(home), *args, env=pg_env, timeout=120)
+
+    return run
+
+
+def _long_text(words: str) -> str:
+    """About 12 kB of text PostgreSQL cannot compress much (so it is stored out of line, in
+    TOAST, as written) with ``words`` in its middle."""
+    noise = " ".join(os.urandom(6).hex() for _ in range(900))
+    return f"{noise} {words} {noise}"
+
+
+def _stock_pg(kioku: Run, *scope: str) -> list[str]:
+    short = _add(
+        kioku,
+        "The zanzibarquux door code is ひみつの合言葉, Ken said",
+        "Remember: zanzibarquux opens it, and quokkaflange",
+        "zanzibarquux,合言葉",
+        *scope,
+    )
+    long = _add(
+        kioku, "the long note", _long_text("quokkaflange and ひみつの合言葉"), "note", *scope
+    )
+    assert kioku(*scope, "recall", "zanzibarquux door code").code == 0
+    return [short, long]
+
+
+def test_postgres_erasure_leaves_no_byte_in_the_data_directory(
+    own_server: tuple[str, Path], pg_env: dict[str, str], pg_kioku: Run, home: Path
+) -> None:
+    url, data = own_server
+    forgotten = _stock_pg(pg_kioku)
+    erased = _stock_pg(pg_kioku, "--user", "carol")
+    _add(pg_kioku, "The marmaladepelican recipe", "Bake the marmaladepelican", "marmaladepelican")
+    _compress(pg_kioku)
+    _server_sql(url, "ANALYZE")  # what autovacuum does: sample values in pg_statistic
+    found = {w for _, w in _scan(data, SECRET + CONTROL)}
+    assert {"zanzibarquux", "quokkaflange", "ひみつの合言葉", *CONTROL} <= found
+
+    with _holding(home, pg_env) as other:
+        for memory_id in forgotten:
+            done = pg_kioku("forget", memory_id, "--json")
+            assert done.code == 0, done.err
+            assert done.json()["scrub"]["wal_truncated"] is True, done.json()["scrub"]
+        plan = pg_kioku("erase", "--user", "carol", "--json").json()
+        assert plan["memories"] == 2
+        done = pg_kioku("erase", "--user", "carol", "--token", plan["token"], "--json")
+        assert done.code == 0, done.err
+        report = done.json()
+        assert set(report["memory_ids"]) == set(erased)
+        assert report["scrub"] == {
+            "index_merged": True,
+            "wal_truncated": True,
+            "wal_detail": "",
+            "vector_files_removed": False,
+        }
+        assert _scan(data, SECRET) == []
+        assert {w for _, w in _scan(data, CONTROL)} == set(CONTROL)
+        assert other.poll() is None
+    listed = pg_kioku("list", "--all", "--json").json()
+    assert len(listed) == 1
+    assert "marmaladepelican" in listed[0]["trigger"]
+
+
+def test_postgres_erasure_says_what_the_server_keeps_with_wal_recycle_on(
+    own_server: tuple[str, Path], pg_kioku: Run
+) -> None:
+    """With ``wal_recycle = on`` (PostgreSQL's default) old WAL segments are renamed for reuse
+    and keep their bytes: the erasure says so, names the setting, and the scan finds the
+    erased words in ``pg_wal``; the tables themselves are clean."""
+    url, data = own_server
+    secret = _add(pg_kioku, "The zanzibarquux door code", "quokkaflange", "zanzibarquux")
+    _server_sql(url, "ALTER SYSTEM SET wal_recycle = on")
+    _server_sql(url, "SELECT pg_reload_conf()")
+    try:
+        done = pg_kioku("forget", secret)
+        assert done.code == 0, done.err
+        assert "erased text may stay in the store's files" in done.err
+        assert "wal_recycle = off" in done.err
+        left = _scan(data, SECRET)
+    finally:
+        _server_sql(url, "ALTER SYSTEM SET wal_recycle = off")
+        _server_sql(url, "SELECT pg_reload_conf()")
+    assert left
+    assert {name for name, _ in left} <= {p.name for p in (data / "pg_wal").iterdir()}
