@@ -14,6 +14,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime
@@ -28,6 +29,7 @@ FIRST = "2025-01-11T04:00:00+09:00"
 FIRST_DAY = "2025-01-11"  # the batch day of FIRST
 LATER = "2025-02-20T04:00:00+09:00"
 LAST_DAY = "2025-02-20"  # forty days after FIRST_DAY
+WRITES = 8  # turns each owner writes through each server
 
 
 @pytest.fixture
@@ -164,3 +166,66 @@ def test_a_batch_killed_mid_way_leaves_whole_days_and_no_lock(schema: str, tmp_p
     report = _report(_batch(schema, tmp_path / "b", LATER))
     assert report["status"] in ("done", "up_to_date")
     assert _whole_days_only(schema) == LAST_DAY
+
+
+def test_two_servers_on_one_schema_see_every_write_and_keep_owners_apart(
+    schema: str, tmp_path: Path
+) -> None:
+    from tests.server.running import make_key, serving
+
+    env = {"KIOKU_STORE_URL": PG_URL[0], "KIOKU_STORE__SCHEMA": schema, "KIOKU_NO_AUTO_BATCH": "1"}
+    homes = [tmp_path / "worker-a", tmp_path / "worker-b"]
+    keys = {owner: make_key(homes[0], owner, owner, env=env) for owner in ("alice", "bob")}
+    written: dict[str, list[tuple[str, str]]] = {"alice": [], "bob": []}  # (id, text)
+    errors: list[str] = []
+    guard = threading.Lock()
+    start = threading.Barrier(4)
+    with serving(homes[0], "--no-ui", env=env) as a, serving(homes[1], "--no-ui", env=env) as b:
+        servers = {"a": a, "b": b}
+
+        def write(owner: str, name: str) -> None:
+            with servers[name].client(keys[owner]) as client:
+                start.wait(timeout=120)
+                for n in range(WRITES):
+                    text = f"{owner} wrote note {n} through worker {name}"
+                    answer = client.post("v1/turns", json={"user": text, "session_id": name})
+                    with guard:
+                        if answer.status_code == 201:
+                            written[owner].append((answer.json()["id"], text))
+                        else:
+                            errors.append(f"{owner}/{name}: {answer.status_code} {answer.text}")
+
+        threads = [
+            threading.Thread(target=write, args=(owner, name))
+            for owner in ("alice", "bob")
+            for name in servers
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=300)
+        assert not any(thread.is_alive() for thread in threads)
+        assert errors == []
+        for owner, other in (("alice", "bob"), ("bob", "alice")):
+            assert len(written[owner]) == 2 * WRITES
+            for served in servers.values():
+                with served.client(keys[owner]) as client:
+                    page = client.get("v1/memories", params={"kind": "episode", "limit": 500})
+                    assert page.status_code == 200, page.text
+                    items = page.json()["items"]
+                    assert sorted(m["trigger"] for m in items) == sorted(
+                        t for _, t in written[owner]
+                    )
+                    assert all(m["user_id"] == owner for m in items)
+                    for memory_id, _ in written[other]:
+                        assert client.get(f"v1/memories/{memory_id}").status_code == 404
+                    for memory_id, _ in written[owner][:: WRITES // 2]:
+                        assert client.get(f"v1/memories/{memory_id}").status_code == 200
+    stored = _query(
+        schema, "SELECT user_id, trigger, count(*) FROM memories GROUP BY user_id, trigger"
+    )
+    assert all(count == 1 for _, _, count in stored)
+    assert sorted((str(u), str(t)) for u, t, _ in stored) == sorted(
+        (owner, text) for owner, pairs in written.items() for _, text in pairs
+    )
+    assert not any((home / "memories.db").exists() for home in homes)
