@@ -35,6 +35,8 @@ __all__ = [
     "KEY_STATE",
     "LATEST_VERSION",
     "MIGRATIONS",
+    "OWNER_CHECK",
+    "OWNER_TABLES",
     "Migration",
     "lock_key",
     "migrate",
@@ -74,6 +76,36 @@ def _create_key(conn: psycopg.Connection[tuple[object, ...]]) -> None:
     )
 
 
+#: The tables that carry ``user_id``: each gets the owner policy of version 8.
+OWNER_TABLES: Final = (
+    "memories",
+    "api_keys",
+    "activity",
+    "consolidation_runs",
+    "resolutions",
+    "midterm",
+    "lifecycle_log",
+)
+#: A row is visible and writable when the session is store-wide (``kioku.all_users`` on) or
+#: bound to the row's owner (``kioku.user_id``). An unset setting matches nothing. The
+#: policies act only on tables whose row-level security is enabled ([store] row_security).
+OWNER_CHECK: Final = (
+    "current_setting('kioku.all_users', true) = 'on' "
+    "OR user_id = current_setting('kioku.user_id', true)"
+)
+
+
+def _owner_policies(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    from psycopg import sql
+
+    for table in OWNER_TABLES:
+        conn.execute(
+            sql.SQL("CREATE POLICY kioku_owner ON {} USING ({}) WITH CHECK ({})").format(
+                sql.Identifier(table), sql.SQL(OWNER_CHECK), sql.SQL(OWNER_CHECK)
+            )
+        )
+
+
 MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(1, "core", (_sql_step(*V1_CORE), _create_key)),
     Migration(2, "lexical search and originals", (_sql_step(*V2_LEXICAL), lexical.backfill)),
@@ -82,6 +114,7 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(5, "consolidation", (_sql_step(*V5_CONSOLIDATION),)),
     Migration(6, "lifecycle log", (_sql_step(*V6_LIFECYCLE),)),
     Migration(7, "erasure audit and backups manifest", (_sql_step(*V7_ERASURE),)),
+    Migration(8, "row security policies", (_owner_policies,)),
 )
 
 #: The schema version this code writes and expects.
