@@ -5,7 +5,8 @@ processes using the API), two ``kioku batch --now`` loops over the same days and
 long-lived recalling processes all start together on a freshly initialised home.
 Afterwards every turn written is stored exactly once (found by its source id, or by its
 session id for ``kioku remember``), no process failed or saw a locked database, and the store
-passes ``PRAGMA integrity_check`` and ``kioku doctor``.
+passes its integrity check and ``kioku doctor``. Each test runs on SQLite and on PostgreSQL
+(a schema of the test server, fewer turns and batch days).
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from kioku.service.lifecycle.batch import LAST_DAY_KEY
-from tests.cli.conftest import clean_env, run_kioku
+from tests.cli.conftest import run_kioku
 from tests.reliability.support import (
     Finished,
+    Place,
     integrity,
     kioku_argv,
     scale,
@@ -117,16 +119,18 @@ def _write_jsonl(path: Path, tag: str, n: int) -> None:
 
 @pytest.mark.skipif(sys.platform == "win32", reason="bash loops")
 def test_eight_writers_two_batches_and_recalls_on_one_home(
-    tmp_path: Path, record_property: Callable[[str, object], None]
+    tmp_path: Path, place: Place, record_property: Callable[[str, object], None]
 ) -> None:
-    home = tmp_path / "home"
+    home = place.home
     stop = tmp_path / "stop"
     k = scale()
-    n_import, n_api, n_cli = 150 * k, 60 * k, 6 * k
+    lean = place.backend == "postgres"  # the same processes, fewer turns and days
+    n_import, n_api, n_cli = (25 * k, 10 * k, 2 * k) if lean else (150 * k, 60 * k, 6 * k)
     tokyo = ZoneInfo("Asia/Tokyo")
     first = datetime.now(tokyo).replace(hour=4, minute=0, second=0, microsecond=0)
-    batch_days = [(first + timedelta(days=d)).isoformat() for d in range(1, 7)]
-    init = run_kioku("--home", str(home), "init")
+    batch_days = [(first + timedelta(days=d)).isoformat() for d in range(1, 3 if lean else 7)]
+    env = place.env()
+    init = run_kioku("--home", str(home), "init", env=env)
     assert init.code == 0, init.err
 
     writers: dict[str, subprocess.Popen[str]] = {}
@@ -134,23 +138,27 @@ def test_eight_writers_two_batches_and_recalls_on_one_home(
     for p in range(3):
         source = tmp_path / f"import{p}.jsonl"
         _write_jsonl(source, f"imp{p}", n_import)
-        writers[f"import{p}"] = start(kioku_argv(home, "import", str(source), "--json"))
+        writers[f"import{p}"] = start(
+            kioku_argv(home, "import", str(source), "--json"), **place.settings
+        )
         expected_sources |= {f"imp{p}-{i}" for i in range(n_import)}
     for p in range(3):
         argv = [sys.executable, "-c", API_WRITER, str(home), f"api{p}", str(n_api)]
-        writers[f"api{p}"] = start(argv)
+        writers[f"api{p}"] = start(argv, **place.settings)
         expected_sources |= {f"api{p}-{i}" for i in range(n_api)}
     for p in range(2):
         argv = ["bash", "-c", CLI_LOOP, sys.executable, str(home), f"cli{p}", str(n_cli)]
-        writers[f"cli{p}"] = start(argv)
+        writers[f"cli{p}"] = start(argv, **place.settings)
     expected_sessions = {f"cli{p}-{i}" for p in range(2) for i in range(1, n_cli + 1)}
     others = {
-        f"batch{b}": start(["bash", "-c", BATCH_LOOP, sys.executable, str(home), *batch_days])
+        f"batch{b}": start(
+            ["bash", "-c", BATCH_LOOP, sys.executable, str(home), *batch_days], **place.settings
+        )
         for b in range(2)
     }
     for r in range(2):
         others[f"recall{r}"] = start(
-            [sys.executable, "-c", RECALLER, str(home), str(stop), f"r{r}"]
+            [sys.executable, "-c", RECALLER, str(home), str(stop), f"r{r}"], **place.settings
         )
 
     finished = [_finish(name, proc) for name, proc in writers.items()]
@@ -174,8 +182,9 @@ def test_eight_writers_two_batches_and_recalls_on_one_home(
     recalls = sum(int(f.out) for f in finished if f.name.startswith("recall"))
 
     listed = run_kioku(
-        "--home", str(home), "list", "--all", "--kind", "episode", "--limit", "100000", "--json"
-    )
+        "--home", str(home), "list", "--all", "--kind", "episode", "--limit", "100000", "--json",
+        env=env,
+    )  # fmt: skip
     assert listed.code == 0, listed.err
     memories = listed.json()
     sources = Counter(s for m in memories for s in m["source_ids"])
@@ -187,18 +196,21 @@ def test_eight_writers_two_batches_and_recalls_on_one_home(
     assert len(memories) == len(expected_sources) + len(expected_sessions)
     assert len({m["id"] for m in memories}) == len(memories)
 
-    assert integrity(home / "memories.db") == "ok"
-    doctor = run_kioku("--home", str(home), "doctor", "--json")
+    assert integrity(place) == "ok"
+    doctor = run_kioku("--home", str(home), "doctor", "--json", env=env)
     assert doctor.code == 0, doctor.out + doctor.err
     assert doctor.json()["ok"] is True
-    again = run_kioku("--home", str(home), "batch", "--now", batch_days[-1], "--force", "--json")
+    again = run_kioku(
+        "--home", str(home), "batch", "--now", batch_days[-1], "--force", "--json", env=env
+    )
     assert again.code == 0, again.err
     assert again.json()["status"] == "up_to_date"
-    assert state_value(home / "memories.db", LAST_DAY_KEY) == batch_days[-1][:10]
+    assert state_value(place, LAST_DAY_KEY) == batch_days[-1][:10]
 
     record_property(
         "reliability",
         {
+            "store": place.backend,
             "processes": len(finished),
             "writes": len(memories),
             "batch runs": sum(statuses.values()),
@@ -225,12 +237,15 @@ WRITER = textwrap.dedent(
 )
 
 
-def test_four_processes_adding_250_each_on_a_brand_new_home(tmp_path: Path) -> None:
-    home = tmp_path / "home"
+def test_four_processes_adding_each_on_a_brand_new_home(place: Place) -> None:
+    """Four processes open a store that does not exist yet (on PostgreSQL, a schema that
+    does not exist: each one may create and migrate it) and add memories at once."""
+    home = place.home
+    n = 60 if place.backend == "postgres" else 250
     writers = [
         subprocess.Popen(
-            [sys.executable, "-c", WRITER, str(home), f"w{p}", "250"],
-            env=clean_env(),
+            [sys.executable, "-c", WRITER, str(home), f"w{p}", str(n)],
+            env=place.env(),
             stderr=subprocess.PIPE,
         )
         for p in range(4)
@@ -238,10 +253,12 @@ def test_four_processes_adding_250_each_on_a_brand_new_home(tmp_path: Path) -> N
     for proc in writers:
         _, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err.decode()
-    listed = run_kioku("--home", str(home), "list", "--limit", "5000", "--json").json()
-    assert len(listed) == 1000
-    assert len({m["id"] for m in listed}) == 1000
-    assert {m["trigger"] for m in listed} == {f"w{p}-{i}" for p in range(4) for i in range(250)}
-    doctor = run_kioku("--home", str(home), "doctor", "--json")
+    env = place.env()
+    listed = run_kioku("--home", str(home), "list", "--limit", "5000", "--json", env=env).json()
+    assert len(listed) == 4 * n
+    assert len({m["id"] for m in listed}) == 4 * n
+    assert {m["trigger"] for m in listed} == {f"w{p}-{i}" for p in range(4) for i in range(n)}
+    assert integrity(place) == "ok"
+    doctor = run_kioku("--home", str(home), "doctor", "--json", env=env)
     assert doctor.code == 0, doctor.out
     assert doctor.json()["ok"] is True
