@@ -1,19 +1,26 @@
 """Conversion between :class:`~kioku.core.model.Memory` and rows of PostgreSQL's ``memories``.
 
 Times are encoded exactly as the SQLite store encodes them (:mod:`..sqlite.codec`); lists are
-``text[]``, flags booleans, details ``jsonb`` and embeddings pgvector ``vector`` values sent and
-read as text. A vector is rounded to float32 before it is sent, so the decimal text PostgreSQL
-parses names that float32 exactly, and read back through float32 again: a round trip gives
-the float32 values, as on SQLite.
+``text[]``, flags booleans, details ``jsonb`` and embeddings pgvector ``vector`` values. A
+vector is rounded to float32 and sent in pgvector's binary form (:class:`VectorParam`: no
+decimal text to format or parse), or as text where a text form is wanted; either way the
+server holds exactly those float32 values, and reading back through float32 gives them again,
+as on SQLite.
 """
 
 from __future__ import annotations
 
 import math
+import struct
+import sys
 from array import array
 from collections.abc import Mapping, Sequence
 from datetime import datetime, tzinfo
 from typing import Final
+
+import psycopg
+from psycopg.adapt import Dumper
+from psycopg.pq import Format
 
 from kioku.adapters.store.sqlite.codec import decode_instant, encode_instant, encode_ts
 from kioku.core.kinds import Details
@@ -26,11 +33,13 @@ __all__ = [
     "INSERT_MEMORY",
     "SELECT_MEMORIES",
     "STORED_COLUMNS",
+    "VectorParam",
     "decode_memory",
     "decode_vector",
     "encode_row",
     "encode_vector",
     "rule_problem",
+    "vector_param",
 ]
 
 #: Every stored column of a memory, in the order :func:`encode_row` produces values.
@@ -99,6 +108,49 @@ def encode_vector(values: Sequence[float], field: str = "embedding") -> str:
     return "[" + ",".join(repr(v) for v in rounded) + "]"
 
 
+#: The most values pgvector's ``vector`` holds.
+_MAX_DIM: Final = 16000
+
+
+class VectorParam:
+    """A vector as pgvector's binary input: dimension and a zero (two big-endian ``uint16``),
+    then the float32 values, big-endian. Bound to a parameter cast to ``vector``."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, data: bytes) -> None:
+        self.data = data
+
+
+class _VectorDumper(Dumper):
+    # No type OID: the server takes the type from the statement's ``::vector`` cast, and the
+    # ``vector`` type's OID differs from one database to the next.
+    format = Format.BINARY
+
+    def dump(self, obj: object) -> bytes:
+        assert isinstance(obj, VectorParam)
+        return obj.data
+
+
+psycopg.adapters.register_dumper(VectorParam, _VectorDumper)
+
+
+def vector_param(values: Sequence[float], field: str = "embedding") -> VectorParam:
+    """``values`` rounded to float32, as a parameter for ``%s::vector``."""
+    try:
+        rounded = array("f", values)
+    except (TypeError, OverflowError) as exc:
+        raise ValidationError(field, "vector", "a vector of finite floats") from exc
+    # A sum of float32 values cannot overflow a float64: it is finite when every value is.
+    if not math.isfinite(sum(rounded)):
+        raise ValidationError(field, "vector", "a vector of finite floats")
+    if len(rounded) > _MAX_DIM:
+        raise ValidationError(field, "vector", f"at most {_MAX_DIM:,} values (pgvector's limit)")
+    if sys.byteorder == "little":
+        rounded.byteswap()
+    return VectorParam(struct.pack(">HH", len(rounded), 0) + rounded.tobytes())
+
+
 def decode_vector(text: str) -> tuple[float, ...]:
     """The float32 values of pgvector's text form ``[1,2.5,...]``."""
     body = text.strip()[1:-1]
@@ -146,7 +198,7 @@ def encode_row(memory: Memory) -> tuple[object, ...]:
         int(memory.current_level),
         memory.trigger,
         memory.content,
-        None if embedding is None else encode_vector(embedding.vector),
+        None if embedding is None else vector_param(embedding.vector),
         None if embedding is None else embedding.model,
         None if embedding is None else len(embedding.vector),
         float(memory.retention_score),

@@ -17,21 +17,121 @@ from typing import Final
 
 from psycopg import sql
 
-from kioku.adapters.store.postgres.codec import encode_vector
+from kioku.adapters.store.postgres.codec import VectorParam, vector_param
 from kioku.adapters.store.postgres.connection import Conn
 from kioku.adapters.store.postgres.queries import and_clause, scope_filter, where_clause
 from kioku.digests import blake2b
 from kioku.errors import StoreError, ValidationError
 from kioku.ports.store import MemoryFilter
 
-__all__ = ["HNSW_MAX_DIM", "embedding_models", "ensure_indexes", "index_name", "search"]
+__all__ = [
+    "HNSW_MAX_DIM",
+    "REBUILD_MIN",
+    "create_index",
+    "drop_for_bulk",
+    "ef_search",
+    "embedding_models",
+    "ensure_indexes",
+    "index_name",
+    "rebuild",
+    "search",
+]
 
 #: The most dimensions pgvector's HNSW index takes for ``vector``; larger models search exactly.
 HNSW_MAX_DIM: Final = 2000
-#: The candidate list of an HNSW walk (``hnsw.ef_search``): at least this, and per result.
-_EF_MIN: Final = 40
-_EF_PER_RESULT: Final = 2
+#: How the index is built: pgvector's default links per node, a longer build candidate list.
+HNSW_M: Final = 16
+HNSW_EF_CONSTRUCTION: Final = 128
+#: The candidate list of an HNSW walk (``hnsw.ef_search``): at least ``_EF_SMALL`` (or
+#: ``_EF_LARGE`` once the table holds more than ``_LARGE_ROWS`` rows), and ``_EF_PER_RESULT``
+#: per result asked for, up to pgvector's limit ``_EF_MAX``.
+_EF_SMALL: Final = 400
+_EF_LARGE: Final = 1000
+_LARGE_ROWS: Final = 50_000
+_EF_PER_RESULT: Final = 4
 _EF_MAX: Final = 1000
+#: ``maintenance_work_mem`` while an index is built, so the graph of a large model fits in
+#: memory (pgvector builds far slower once it does not); a higher server setting is kept.
+_BUILD_MEMORY_MB: Final = 512
+#: A batch of at least this many vectors of one model, and at least as many as the model
+#: already has, is inserted with the model's index dropped and built again afterwards.
+REBUILD_MIN: Final = 2000
+
+
+def ef_search(limit: int, rows: float) -> int:
+    """``hnsw.ef_search`` for a search of ``limit`` results in a table of about ``rows`` rows."""
+    base = _EF_LARGE if rows > _LARGE_ROWS else _EF_SMALL
+    return min(_EF_MAX, max(base, limit * _EF_PER_RESULT))
+
+
+def create_index(conn: Conn, model: str, dim: int) -> None:
+    """Build the HNSW index of ``(model, dim)`` over the rows already there."""
+    row = conn.execute("SELECT current_setting('maintenance_work_mem')").fetchone()
+    current = _megabytes(str(row[0])) if row is not None else 0
+    if current < _BUILD_MEMORY_MB:
+        conn.execute(
+            "SELECT set_config('maintenance_work_mem', %s, true)", (f"{_BUILD_MEMORY_MB}MB",)
+        )
+    # DDL takes no parameters: the model is quoted as a literal by psycopg.
+    conn.execute(
+        sql.SQL(
+            "CREATE INDEX IF NOT EXISTS {name} ON memories USING hnsw "
+            "((embedding::vector({dim})) vector_cosine_ops) "
+            "WITH (m = {m}, ef_construction = {efc}) "
+            "WHERE embedding_model = {model} AND embedding_dim = {dim}"
+        ).format(
+            name=sql.Identifier(index_name(model, dim)),
+            dim=sql.Literal(dim),
+            model=sql.Literal(model),
+            m=sql.Literal(HNSW_M),
+            efc=sql.Literal(HNSW_EF_CONSTRUCTION),
+        )
+    )
+
+
+def _megabytes(setting: str) -> int:
+    """A memory setting as PostgreSQL shows it (``64MB``, ``1GB``, ``512kB``) in megabytes."""
+    units = {"kB": 1 / 1024, "MB": 1, "GB": 1024, "TB": 1024 * 1024}
+    for unit, factor in units.items():
+        if setting.endswith(unit):
+            return int(float(setting[: -len(unit)]) * factor)
+    return 0
+
+
+def drop_for_bulk(conn: Conn, counts: dict[tuple[str, int], int]) -> list[tuple[str, int]]:
+    """Drop the index of each model about to receive ``counts[(model, dim)]`` vectors when that
+    batch is large (at least :data:`REBUILD_MIN`, and at least the rows the model already has):
+    building the index once after the insert is much faster than inserting each vector into
+    it. Returns the models whose index must be built again (:func:`rebuild`)."""
+    dropped: list[tuple[str, int]] = []
+    for (model, dim), count in sorted(counts.items()):
+        if count < REBUILD_MIN or not 0 < dim <= HNSW_MAX_DIM:
+            continue
+        row = conn.execute(
+            "SELECT count(*) FROM memories WHERE embedding_model = %s AND embedding_dim = %s",
+            (model, dim),
+        ).fetchone()
+        existing = 0 if row is None else int(str(row[0]))
+        if existing == 0 or count < existing:
+            continue
+        conn.execute(
+            sql.SQL("DROP INDEX IF EXISTS {name}").format(
+                name=sql.Identifier(index_name(model, dim))
+            )
+        )
+        dropped.append((model, dim))
+    return dropped
+
+
+def rebuild(conn: Conn, dropped: Iterable[tuple[str, int]], inserted: int) -> None:
+    """Build again the indexes :func:`drop_for_bulk` dropped, in this transaction; after a
+    large batch (``inserted`` rows, at least :data:`REBUILD_MIN`), gather the table's
+    statistics again, or the planner, still counting the rows there were, may order a scan of
+    the table by distance instead of walking an index."""
+    for model, dim in dropped:
+        create_index(conn, model, dim)
+    if inserted >= REBUILD_MIN:
+        conn.execute("ANALYZE memories")
 
 
 def index_name(model: str, dim: int) -> str:
@@ -56,22 +156,15 @@ def ensure_indexes(conn: Conn, pairs: Iterable[tuple[str, int]]) -> None:
             continue
         name = index_name(model, dim) if 0 < dim <= HNSW_MAX_DIM else None
         if name is not None:
-            # DDL takes no parameters: the model is quoted as a literal by psycopg.
-            conn.execute(
-                sql.SQL(
-                    "CREATE INDEX IF NOT EXISTS {name} ON memories USING hnsw "
-                    "((embedding::vector({dim})) vector_cosine_ops) "
-                    "WHERE embedding_model = {model} AND embedding_dim = {dim}"
-                ).format(name=sql.Identifier(name), dim=sql.Literal(dim), model=sql.Literal(model))
-            )
+            create_index(conn, model, dim)
         conn.execute(
             "INSERT INTO vector_indexes (model, dim, index_name) VALUES (%s, %s, %s)",
             (model, dim, name),
         )
 
 
-def _query_text(model: str, query: Sequence[float]) -> str | None:
-    """The query as pgvector text, or None for a zero vector."""
+def _query_param(model: str, query: Sequence[float]) -> VectorParam | None:
+    """The query as a ``vector`` parameter, or None for a zero vector."""
     try:
         values = [float(v) for v in query]
     except (TypeError, ValueError) as exc:
@@ -80,7 +173,7 @@ def _query_text(model: str, query: Sequence[float]) -> str | None:
         raise ValidationError("query", model, "a vector of finite numbers")
     if not any(values):
         return None
-    return encode_vector(values, "query")
+    return vector_param(values, "query")
 
 
 def _check_dimension(conn: Conn, model: str, dim: int) -> bool:
@@ -121,14 +214,17 @@ def search(
     and ``archived`` of ``flt``, best first."""
     if limit <= 0 or not _check_dimension(conn, model, len(query)):
         return []
-    text = _query_text(model, query)
+    text = _query_param(model, query)
     if text is None:
         return []
     dim = len(query)
     scope, scope_params = and_clause(scope_filter(flt), "")
     params: list[object] = [text, model, dim, *scope_params, limit]
     if dim <= HNSW_MAX_DIM:
-        ef = min(_EF_MAX, max(_EF_MIN, limit * _EF_PER_RESULT))
+        size = conn.execute(
+            "SELECT reltuples FROM pg_class WHERE oid = to_regclass('memories')"
+        ).fetchone()
+        ef = ef_search(limit, float(str(size[0])) if size is not None else 0.0)
         conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef),))
         approximate = sql.SQL(
             "SELECT id, embedding::vector({dim}) <=> %s::vector({dim}) AS distance "

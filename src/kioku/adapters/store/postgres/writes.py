@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -98,17 +99,18 @@ def insert_memories(conn: Conn, memories: Sequence[Memory]) -> None:
         ).fetchone()
         if erased is not None:
             raise ErasedSourceError(digests[str(erased[0])])
+    counts = Counter((m.embedding.model, m.embedding.dim) for m in memories if m.embedding)
+    dropped = vectors.drop_for_bulk(conn, counts)
     with conn.cursor() as cursor:
         cursor.executemany(INSERT_MEMORY, values)
+    vectors.rebuild(conn, dropped, len(values))
     lexical.index_memories(
         conn, [(m.id, terms_text(m.trigger, m.content, m.keywords)) for m in memories]
     )
     for memory in memories:
         if memory.relations:
             write_relations(conn, memory.id, memory.relations, replace=False)
-    vectors.ensure_indexes(
-        conn, {(m.embedding.model, m.embedding.dim) for m in memories if m.embedding}
-    )
+    vectors.ensure_indexes(conn, counts)
 
 
 def write_relations(
