@@ -25,6 +25,7 @@ __all__ = [
     "integrity",
     "kioku_argv",
     "level_counts",
+    "rows",
     "scale",
     "source_id_counts",
     "start",
@@ -101,7 +102,7 @@ class Place:
         return Place(home, self.url, f"{self.schema}_{suffix}" if self.url else "")
 
 
-def _rows(place: Place | Path, query: str, params: tuple[object, ...] = ()) -> list[Any]:
+def rows(place: Place | Path, query: str, params: tuple[object, ...] = ()) -> list[Any]:
     """The rows of ``query`` (``?`` placeholders) on the store, from outside kioku."""
     if isinstance(place, Path):
         place = Place(place.parent)
@@ -125,7 +126,7 @@ def integrity(place: Place | Path) -> str:
     """SQLite: ``PRAGMA integrity_check``; PostgreSQL: the store's own check (schema version,
     dangling relations, vectors without an index); joined into one string ("ok" when sound)."""
     if isinstance(place, Path) or not place.url:
-        return "; ".join(str(row[0]) for row in _rows(place, "PRAGMA integrity_check"))
+        return "; ".join(str(row[0]) for row in rows(place, "PRAGMA integrity_check"))
     from psycopg.conninfo import make_conninfo
 
     from kioku.adapters.store.postgres import open_postgres_store
@@ -141,24 +142,24 @@ def integrity(place: Place | Path) -> str:
 
 def count(place: Place | Path) -> int:
     """How many memories the store holds."""
-    return int(_rows(place, "SELECT COUNT(*) FROM memories")[0][0])
+    return int(rows(place, "SELECT COUNT(*) FROM memories")[0][0])
 
 
 def source_id_counts(place: Place | Path) -> Counter[str]:
     """How many stored memories (active or archived) carry each source id."""
     counts: Counter[str] = Counter()
-    for (raw,) in _rows(place, "SELECT source_ids FROM memories"):
+    for (raw,) in rows(place, "SELECT source_ids FROM memories"):
         counts.update(raw if isinstance(raw, list) else json.loads(raw))
     return counts
 
 
 def level_counts(place: Place | Path) -> dict[int, int]:
     """Memories per ``current_level`` (archived memories are level 4)."""
-    rows = _rows(place, "SELECT current_level, COUNT(*) FROM memories GROUP BY current_level")
-    return {int(level): int(n) for level, n in rows}
+    found = rows(place, "SELECT current_level, COUNT(*) FROM memories GROUP BY current_level")
+    return {int(level): int(n) for level, n in found}
 
 
 def state_value(place: Place | Path, key: str) -> str | None:
     """A value of the ``state`` table, or None."""
-    rows = _rows(place, "SELECT value FROM state WHERE key = ?", (key,))
-    return None if not rows else str(rows[0][0])
+    found = rows(place, "SELECT value FROM state WHERE key = ?", (key,))
+    return None if not found else str(found[0][0])
