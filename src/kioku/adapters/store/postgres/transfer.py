@@ -2,7 +2,7 @@
 :mod:`kioku.service.transfer`).
 
 Rows are read through a server-side cursor in one repeatable-read snapshot per table, JSON
-and vectors as text (pgvector prints each float32 so that it reads back exactly). Writes are
+vectors in pgvector's binary form. Writes are
 ``INSERT ... ON CONFLICT DO NOTHING`` (a row whose key is taken is left as it is), each batch
 in one transaction under the schema's advisory lock, with what the store derives from it: a
 memory's terms (the counting triggers follow), the HNSW index of a new embedding model, an
@@ -13,27 +13,33 @@ VALUE``, and :meth:`PostgresTables.finish` moves the identity past the largest o
 from __future__ import annotations
 
 import json
+import struct
+import sys
+from array import array
 from collections.abc import Iterator, Sequence
 from typing import Final
 
 import psycopg
-from psycopg import sql
+from psycopg import pq, sql
+from psycopg.adapt import Dumper
 
 from kioku.adapters.store.postgres import lexical, vectors
-from kioku.adapters.store.postgres.codec import decode_vector, encode_vector
 from kioku.adapters.store.postgres.connection import redacted
 from kioku.adapters.store.postgres.store import PostgresStore, open_postgres_schema
 from kioku.adapters.store.sqlite.search import terms_text
 from kioku.config.store_url import mask_url
 from kioku.errors import StoreError
-from kioku.service.transfer.canonical import Row, canonical_value, vector_bytes, vector_values
+from kioku.service.transfer.canonical import Row, canonical_value, vector_values
 from kioku.service.transfer.tables import TableSpec
 
 __all__ = ["PostgresTables", "open_postgres_tables", "schema_exists"]
 
+#: Memory for building a vector index after the copy (the server's default is 64 MB).
+_BUILD_MEMORY: Final = "512MB"
 #: How each column type is selected and cast on insert.
-_READ: Final = {"json": "{}::text", "vector": "{}::text"}
-_CAST: Final = {"json": "::jsonb", "vector": "::vector", "list": "::text[]"}
+#: Vectors travel in binary: pgvector's send format out, a float8[] in (exact for float32).
+_READ: Final = {"json": "{}::text", "vector": "vector_send({})"}
+_PARAM: Final = {"json": "%s::jsonb", "vector": "%b", "list": "%s::text[]"}
 
 
 #: Originals carry their terms (the counting triggers follow them).
@@ -56,14 +62,52 @@ def _native(kind: str, value: object) -> object:
     if kind == "list":
         return json.loads(str(value))
     if kind == "vector" and isinstance(value, bytes):
-        return encode_vector(vector_values(value))
+        return _SentVector.of(value)
     return value
 
 
 def _canonical(kind: str, value: object) -> object:
     if kind == "vector" and value is not None:
-        return vector_bytes(decode_vector(str(value)))
+        return _sent_vector(bytes(value))  # type: ignore[call-overload]
     return canonical_value(kind, value)  # type: ignore[arg-type]
+
+
+class _SentVector(bytes):
+    """A vector in pgvector's binary form, sent as a ``vector`` parameter as it is."""
+
+    @classmethod
+    def of(cls, canonical: bytes) -> _SentVector:
+        values = vector_values(canonical)
+        if sys.byteorder == "little":
+            values.byteswap()
+        return cls(struct.pack(">HH", len(values), 0) + values.tobytes())
+
+
+def _register_vector(conn: psycopg.Connection[tuple[object, ...]]) -> None:
+    """Send :class:`_SentVector` values in binary as pgvector's type, on ``conn``."""
+    row = conn.execute("SELECT 'vector'::regtype::oid").fetchone()
+    assert row is not None
+    vector_oid = int(str(row[0]))
+
+    class VectorDumper(Dumper):
+        format = pq.Format.BINARY
+        oid = vector_oid
+
+        def dump(self, obj: object) -> bytes:
+            assert isinstance(obj, bytes)
+            return bytes(obj)
+
+    conn.adapters.register_dumper(_SentVector, VectorDumper)
+
+
+def _sent_vector(data: bytes) -> bytes:
+    """Canonical bytes of pgvector's send format: dimension and a reserved word (two int16),
+    then big-endian float32 values."""
+    values = array("f")
+    values.frombytes(data[4:])
+    if sys.byteorder == "little":
+        values.byteswap()
+    return values.tobytes()
 
 
 class PostgresTables:
@@ -111,12 +155,14 @@ class PostgresTables:
             table=sql.Identifier(spec.name),
             columns=sql.SQL(", ").join(sql.Identifier(n) for n in spec.names),
             overriding=sql.SQL("OVERRIDING SYSTEM VALUE " if spec.serial else ""),
-            values=sql.SQL(", ").join(sql.SQL("%s" + _CAST.get(k, "")) for k in kinds),
+            values=sql.SQL(", ").join(sql.SQL(_PARAM.get(k, "%s")) for k in kinds),
         )
         values = [tuple(_native(k, v) for k, v in zip(kinds, r, strict=True)) for r in rows]
         if spec.name == "originals":
             statement, values = _ORIGINALS, [(*v, _original_terms(v)) for v in values]
         with self._store._writing() as conn:
+            if spec.name == "memories":
+                _register_vector(conn)
             with conn.cursor() as cursor:
                 cursor.executemany(statement, values)
                 inserted = max(cursor.rowcount, 0)
@@ -133,6 +179,8 @@ class PostgresTables:
             )
 
     def finish(self, spec: TableSpec) -> None:
+        if spec.name == "memories":
+            self._index_vectors()
         if spec.serial is None:
             return
         column = sql.Identifier(spec.serial)
@@ -148,6 +196,17 @@ class PostgresTables:
         with self._store._writing() as conn:
             conn.execute(query)
 
+    def _index_vectors(self) -> None:
+        """Make the HNSW index of each embedding model once its memories are all in: one
+        build over every vector is much faster than adding them to the index one by one."""
+        with self._store._writing() as conn:
+            conn.execute(f"SET LOCAL maintenance_work_mem = '{_BUILD_MEMORY}'")
+            pairs = conn.execute(
+                "SELECT DISTINCT embedding_model, embedding_dim FROM memories "
+                "WHERE embedding_model IS NOT NULL"
+            ).fetchall()
+            vectors.ensure_indexes(conn, {(str(m), int(str(d))) for m, d in pairs})
+
     def close(self) -> None:
         self._store.close()
 
@@ -155,7 +214,7 @@ class PostgresTables:
 def _derive_memories(
     conn: psycopg.Connection[tuple[object, ...]], spec: TableSpec, rows: Sequence[Row]
 ) -> None:
-    """Index the memories' terms and make their models' vector indexes."""
+    """Index the memories' terms (their vector indexes are made by ``finish``)."""
     at = [spec.names.index(c) for c in ("id", "trigger", "content", "keywords")]
     items = []
     for row in rows:
@@ -163,10 +222,6 @@ def _derive_memories(
         words = json.loads(str(keywords))
         items.append((str(memory_id), terms_text(str(trigger), str(content), words)))
     lexical.index_memories(conn, items)
-    model, dim = spec.names.index("embedding_model"), spec.names.index("embedding_dim")
-    vectors.ensure_indexes(
-        conn, {(str(r[model]), int(str(r[dim]))) for r in rows if r[model] is not None}
-    )
 
 
 def schema_exists(url: str, schema: str) -> bool:
