@@ -135,6 +135,7 @@ _COMMENTS: dict[str, str] = {
         "(env KIOKU_STORE_URL); empty: SQLite."
     ),
     "store.schema": "PostgreSQL schema holding kioku's tables (created when missing).",
+    "store.row_security": "PostgreSQL: row-level security, each key's owner sees its rows only.",
     "context.preset": 'Pruning preset: "balanced", "conservative" or "aggressive" (spec 002).',
     "context.max_tokens": "Token budget of the window (0 = the preset's: 8000/6000/12000).",
     "context.tokenizer": 'Token counter: "estimate", "tiktoken:ENCODING" or "hf:PATH.json".',

@@ -268,6 +268,9 @@ class StoreConfig(Record):
     url: str = ""
     #: The PostgreSQL schema holding kioku's tables (created when missing).
     schema: str = "kioku"
+    #: PostgreSQL only: enable row-level security on the tables with a user_id, and bind
+    #: the HTTP server's per-owner connections to their owner (docs/postgres.md).
+    row_security: bool = False
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

@@ -55,13 +55,17 @@ def describe_store(home: Path, config: Config) -> str:
     return str(home / DB_FILENAME)
 
 
-def store_factory(home: Path, config: Config) -> Callable[[], Store]:
+def store_factory(home: Path, config: Config, owner: str | None = None) -> Callable[[], Store]:
     """A function that opens the store ``config`` names for ``home`` (called on first use):
-    the PostgreSQL server of ``store.url`` when it is set, else ``home/memories.db``."""
+    the PostgreSQL server of ``store.url`` when it is set, else ``home/memories.db``.
+
+    ``owner``: a store for that user only. On PostgreSQL with ``store.row_security`` on,
+    the server itself then shows and accepts that user's rows only; elsewhere it changes
+    nothing (the service scopes every call to its owner in any case)."""
 
     def open_store() -> Store:
         if uses_server(config):
-            store = _open_postgres(config)
+            store = _open_postgres(config, owner)
             # The home still holds the journal, locks and hook files: owner-only, as the
             # SQLite store makes it.
             home.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -73,7 +77,7 @@ def store_factory(home: Path, config: Config) -> Callable[[], Store]:
     return open_store
 
 
-def _open_postgres(config: Config) -> Store:
+def _open_postgres(config: Config, owner: str | None) -> Store:
     from kioku.config.store_url import mask_url
     from kioku.errors import ConfigError
 
@@ -87,4 +91,9 @@ def _open_postgres(config: Config) -> Store:
             hint=f"pip install 'kioku[postgres]' ({exc.name or 'psycopg'} is missing), "
             "or leave store.url empty for SQLite",
         ) from None
-    return open_postgres_schema(config.store.url, config.store.schema)
+    return open_postgres_schema(
+        config.store.url,
+        config.store.schema,
+        owner=owner,
+        row_security=config.store.row_security,
+    )

@@ -115,6 +115,7 @@ class Runtime:
         embedder: Embedder | None = None,
         on_warning: Callable[[str], None] | None = None,
         create: bool = True,
+        owner_bound: bool = False,
     ) -> Self:
         """Open the memory kept in ``home`` (default ``$KIOKU_HOME`` or ``~/.kioku``).
 
@@ -122,7 +123,8 @@ class Runtime:
         ``KIOKU_*`` environment overrides; it is validated now. ``analyzer`` replaces the one
         the configuration names; ``on_warning`` hears about provider fallbacks. With
         ``create=False`` a home without a database raises HomeNotFoundError when the store
-        is first needed, instead of creating an empty one.
+        is first needed, instead of creating an empty one. ``owner_bound``: the store is for
+        ``user_id`` only (see :func:`~kioku.service.home.store_factory`).
         """
         environ = os.environ if env is None else env
         home_path = resolve_home(home, environ)
@@ -136,7 +138,7 @@ class Runtime:
             _check_scope(loaded, "user_id")
         if not agent_id:
             _check_scope(loaded, "agent_id")
-        factory = store_factory(home_path, config)
+        factory = store_factory(home_path, config, user_id if owner_bound and user_id else None)
         if not create and not uses_server(config):
             factory = _existing_only(home_path, factory)
         return cls(

@@ -85,6 +85,7 @@ def run_server(
             agent_id=agent_id,
             on_warning=warn,
             create=True,
+            owner_bound=True,  # with [store] row_security, the server enforces the owner too
         )
 
     tenants = Tenants(open_kioku)

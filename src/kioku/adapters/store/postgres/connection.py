@@ -6,7 +6,7 @@ the :class:`~kioku.errors.StoreError` family, with a hint that says what to do.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Final
 
@@ -20,7 +20,9 @@ __all__ = [
     "DEFAULT_POOL_MAX",
     "DEFAULT_TIMEOUT_S",
     "Conn",
+    "enable_row_security",
     "open_pool",
+    "owner_settings",
     "redacted",
     "translating",
 ]
@@ -44,14 +46,70 @@ def redacted(url: str) -> str:
     return f"postgresql://{host}/{name}"
 
 
-def open_pool(url: str, *, max_size: int, timeout: float) -> psycopg_pool.ConnectionPool:
-    """A pool of autocommit connections to ``url``, opened and checked."""
+def owner_settings(owner: str | None) -> Callable[[Conn], None]:
+    """What every new connection of a pool runs first: the session settings the row security
+    policies read (migration 8). ``owner`` None: store-wide (``kioku.all_users`` on); else
+    bound to that user (``kioku.user_id``), so with row-level security enabled the session
+    sees and writes that user's rows only, whatever a statement's filter."""
+
+    def configure(conn: Conn) -> None:
+        conn.execute(
+            "SELECT set_config('kioku.all_users', %s, false), "
+            "set_config('kioku.user_id', %s, false)",
+            ("off" if owner is not None else "on", owner or ""),
+        )
+
+    return configure
+
+
+def enable_row_security(conn: Conn, tables: Sequence[str]) -> list[str]:
+    """Enable and force row-level security on those of ``tables`` (in the current schema)
+    that lack it, in one transaction under the schema's lock; the tables changed. Forced, so
+    the tables' owner is held to the policies too (superusers and BYPASSRLS roles never are).
+    ``conn``: autocommit, outside a transaction."""
+    from psycopg import sql
+
+    from kioku.adapters.store.postgres.migrations import lock_key
+
+    with conn.transaction():
+        conn.execute(f"SELECT pg_advisory_xact_lock({lock_key()})")
+        done = conn.execute(
+            "SELECT relname FROM pg_class WHERE relnamespace = current_schema()::regnamespace "
+            "AND relname = ANY(%s) AND relrowsecurity AND relforcerowsecurity",
+            (list(tables),),
+        ).fetchall()
+        missing = sorted(set(tables) - {str(row[0]) for row in done})
+        try:
+            for table in missing:
+                name = sql.Identifier(table)
+                conn.execute(sql.SQL("ALTER TABLE {} ENABLE ROW LEVEL SECURITY").format(name))
+                conn.execute(sql.SQL("ALTER TABLE {} FORCE ROW LEVEL SECURITY").format(name))
+        except pg_errors.InsufficientPrivilege as exc:
+            raise StoreError(
+                "store.row_security is on, but row-level security is not enabled on "
+                f"{', '.join(missing)} and this role may not enable it ({exc})".strip(),
+                hint="open the store once with row_security on as the role that owns its "
+                "tables (it enables it), or leave store.row_security off",
+            ) from None
+    return missing
+
+
+def open_pool(
+    url: str,
+    *,
+    max_size: int,
+    timeout: float,
+    configure: Callable[[Conn], None] | None = None,
+) -> psycopg_pool.ConnectionPool:
+    """A pool of autocommit connections to ``url``, opened and checked; ``configure`` runs
+    on each new connection."""
     pool: psycopg_pool.ConnectionPool = psycopg_pool.ConnectionPool(
         url,
         min_size=1,
         max_size=max_size,
         timeout=timeout,
         kwargs={"autocommit": True},
+        configure=configure,
         open=False,
         name="kioku",
     )

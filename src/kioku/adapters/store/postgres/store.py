@@ -31,7 +31,9 @@ from kioku.adapters.store.postgres.connection import (
     DEFAULT_POOL_MAX,
     DEFAULT_TIMEOUT_S,
     Conn,
+    enable_row_security,
     open_pool,
+    owner_settings,
     redacted,
     translating,
 )
@@ -90,14 +92,28 @@ class PostgresStore(
         *,
         pool_max: int = DEFAULT_POOL_MAX,
         timeout_s: float = DEFAULT_TIMEOUT_S,
+        owner: str | None = None,
+        row_security: bool = False,
     ) -> None:
+        """``row_security``: enable the owner policies on the tables with ``user_id``
+        (migration 8), and with ``owner`` bind every connection to that user, so that even
+        a statement without a filter sees and writes that user's rows only. Without
+        ``owner`` (or without ``row_security``) the connections are store-wide."""
         self._where = redacted(url)
         self._held = _Held()
+        bound = owner if row_security else None
+        self.owner = bound
         with translating(self._where):
-            pool = open_pool(url, max_size=pool_max, timeout=timeout_s)
+            pool = open_pool(
+                url, max_size=pool_max, timeout=timeout_s, configure=owner_settings(bound)
+            )
         try:
             with translating(self._where), pool.connection() as conn:
+                owner_settings(None)(conn)  # migrations see every row
                 migrations.migrate(conn)
+                if row_security:
+                    enable_row_security(conn, migrations.OWNER_TABLES)
+                owner_settings(bound)(conn)
         except BaseException:
             pool.close()
             raise
@@ -378,10 +394,17 @@ class PostgresStore(
 
 
 def open_postgres_store(
-    url: str, *, pool_max: int = DEFAULT_POOL_MAX, timeout_s: float = DEFAULT_TIMEOUT_S
+    url: str,
+    *,
+    pool_max: int = DEFAULT_POOL_MAX,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    owner: str | None = None,
+    row_security: bool = False,
 ) -> PostgresStore:
     """Open (creating and migrating the schema as needed) the PostgreSQL store at ``url``."""
-    return PostgresStore(url, pool_max=pool_max, timeout_s=timeout_s)
+    return PostgresStore(
+        url, pool_max=pool_max, timeout_s=timeout_s, owner=owner, row_security=row_security
+    )
 
 
 def open_postgres_schema(
@@ -390,10 +413,13 @@ def open_postgres_schema(
     *,
     pool_max: int = DEFAULT_POOL_MAX,
     timeout_s: float = DEFAULT_TIMEOUT_S,
+    owner: str | None = None,
+    row_security: bool = False,
 ) -> PostgresStore:
     """Open the store kept in ``schema`` of the server at ``url``, creating the schema when
     it is missing. Its connections search ``schema`` first, then ``public`` (where pgvector
-    is usually installed); the URL's own ``options`` are replaced."""
+    is usually installed); the URL's own ``options`` are replaced. ``owner`` and
+    ``row_security``: as :class:`PostgresStore`."""
     import psycopg
     from psycopg import sql
     from psycopg.conninfo import make_conninfo
@@ -402,8 +428,12 @@ def open_postgres_schema(
     with translating(where):
         try:
             with psycopg.connect(url, autocommit=True, connect_timeout=int(timeout_s)) as conn:
-                create = sql.SQL("CREATE SCHEMA IF NOT EXISTS {}")
-                conn.execute(create.format(sql.Identifier(schema)))
+                # Created only when missing: a role without CREATE on the database can use
+                # a schema made for it.
+                found = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,))
+                if found.fetchone() is None:
+                    create = sql.SQL("CREATE SCHEMA IF NOT EXISTS {}")
+                    conn.execute(create.format(sql.Identifier(schema)))
         except psycopg.OperationalError as exc:
             raise StoreError(
                 f"cannot connect to {where}: {_first_line(exc)}",
@@ -412,7 +442,9 @@ def open_postgres_schema(
             ) from None
     options = f"-c search_path={schema},public"
     conninfo = make_conninfo(url, options=options)
-    return PostgresStore(conninfo, pool_max=pool_max, timeout_s=timeout_s)
+    return PostgresStore(
+        conninfo, pool_max=pool_max, timeout_s=timeout_s, owner=owner, row_security=row_security
+    )
 
 
 def _first_line(exc: BaseException) -> str:

@@ -1,0 +1,115 @@
+"""Row-level security on PostgreSQL (``[store] row_security``): a store bound to one owner
+cannot see or write another owner's rows, even with SQL that has no filter.
+
+Superusers and roles with BYPASSRLS are never held to policies, so the tests run kioku as an
+ordinary role that owns its schema (what the documentation recommends), created here.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.postgres_server import admin, postgres_url  # noqa: F401 (a fixture)
+
+ROLE_PASSWORD = "rls-test-pw"  # noqa: S105 (a test role's; pgserver trusts its socket anyway)
+
+
+@dataclass
+class AppRole:
+    """An ordinary role, its own schema, and how to connect as it."""
+
+    name: str
+    schema: str
+    conninfo: str  # key=value connection string
+    url: str | None  # the same as a postgresql:// URL, when the server's URL allows it
+
+
+@pytest.fixture
+def app_role(postgres_url: str, tmp_path: Path) -> Iterator[AppRole]:  # noqa: F811
+    from psycopg.conninfo import make_conninfo
+
+    name = "rls_" + hashlib.blake2b(str(tmp_path).encode(), digest_size=8).hexdigest()
+    admin(f"CREATE ROLE {name} LOGIN PASSWORD '{ROLE_PASSWORD}' NOSUPERUSER NOBYPASSRLS")
+    admin(f"CREATE SCHEMA {name} AUTHORIZATION {name}")
+    url = None
+    if postgres_url.startswith("postgresql://postgres:@"):  # pgserver's
+        url = postgres_url.replace("postgres:@", f"{name}:{ROLE_PASSWORD}@", 1)
+    try:
+        yield AppRole(
+            name, name, make_conninfo(postgres_url, user=name, password=ROLE_PASSWORD), url
+        )
+    finally:
+        admin(f"DROP SCHEMA IF EXISTS {name} CASCADE")
+        admin(f"DROP ROLE IF EXISTS {name}")
+
+
+def _remember(store: object, user: str, text: str) -> str:
+    from kioku import Kioku
+
+    kioku = Kioku(store, user_id=user)  # type: ignore[arg-type]
+    memory = kioku.remember(text, f"about {text}", intensity=50, category="work")
+    return memory.id
+
+
+def test_an_owner_bound_store_sees_and_writes_its_owner_only(app_role: AppRole) -> None:
+    import psycopg
+    from psycopg import errors as pg_errors
+
+    from kioku.adapters.store.postgres import open_postgres_schema
+    from kioku.adapters.store.postgres.migrations import OWNER_TABLES
+    from kioku.ports.store import MemoryFilter
+
+    every = MemoryFilter()
+    with open_postgres_schema(app_role.conninfo, app_role.schema, row_security=True) as wide:
+        alice_ids = {_remember(wide, "alice", f"alice note {n}") for n in range(2)}
+        bob_id = _remember(wide, "bob", "bob note")
+        assert wide.count(every) == 3  # store-wide: the batch, keys, maintenance
+
+    with psycopg.connect(app_role.conninfo, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT relname, relrowsecurity, relforcerowsecurity FROM pg_class "
+            "WHERE relnamespace = %s::regnamespace AND relname = ANY(%s)",
+            (app_role.schema, list(OWNER_TABLES)),
+        ).fetchall()
+        assert sorted(rows) == sorted((t, True, True) for t in OWNER_TABLES)
+        # A session of this role that sets nothing sees nothing (its tables are forced).
+        conn.execute(f"SET search_path = {app_role.schema}")
+        assert conn.execute("SELECT count(*) FROM memories").fetchone() == (0,)
+
+    with open_postgres_schema(
+        app_role.conninfo, app_role.schema, owner="alice", row_security=True
+    ) as alice:
+        assert {m.id for m in alice.list(every)} == alice_ids
+        assert alice.get(bob_id) is None
+        assert alice.count(MemoryFilter(user_id="bob")) == 0
+        with alice._open_pool().connection() as conn:  # SQL with no filter at all
+            users = conn.execute("SELECT DISTINCT user_id FROM memories").fetchall()
+            assert users == [("alice",)]
+            for table in OWNER_TABLES:
+                found = conn.execute(
+                    psycopg.sql.SQL("SELECT count(*) FROM {} WHERE user_id <> 'alice'").format(
+                        psycopg.sql.Identifier(table)
+                    )
+                ).fetchone()
+                assert found == (0,), table
+            gone = conn.execute("DELETE FROM memories WHERE user_id = 'bob'")
+            assert gone.rowcount == 0
+            with pytest.raises(pg_errors.InsufficientPrivilege, match="row-level security"):
+                conn.execute("UPDATE memories SET user_id = 'bob' WHERE user_id = 'alice'")
+        # Writing through the bound store works for its owner.
+        made = _remember(alice, "alice", "alice note 3")
+        assert alice.count(every) == 3
+        # The service asking for another owner gets nothing from the server either.
+        from kioku import Kioku
+
+        assert Kioku(alice, user_id="bob").list() == []
+        assert made
+
+    with open_postgres_schema(app_role.conninfo, app_role.schema, row_security=True) as wide:
+        assert wide.count(every) == 4
+        assert wide.get(bob_id) is not None
