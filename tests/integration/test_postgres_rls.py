@@ -113,3 +113,31 @@ def test_an_owner_bound_store_sees_and_writes_its_owner_only(app_role: AppRole) 
     with open_postgres_schema(app_role.conninfo, app_role.schema, row_security=True) as wide:
         assert wide.count(every) == 4
         assert wide.get(bob_id) is not None
+
+
+def test_the_configuration_binds_a_service_opened_for_one_owner(
+    app_role: AppRole, tmp_path: Path
+) -> None:
+    from kioku import Kioku
+    from kioku.ports.store import MemoryFilter
+
+    if app_role.url is None:
+        pytest.skip("the test server's URL cannot name another role")
+    env = {
+        "KIOKU_STORE_URL": app_role.url,
+        "KIOKU_STORE__SCHEMA": app_role.schema,
+        "KIOKU_STORE__ROW_SECURITY": "true",
+    }
+    home = tmp_path / "home"
+    with Kioku.open(home, env=env, user_id="bob") as bob:
+        bob.remember("bob's bicycle", "a new chain", intensity=50, category="work")
+    with Kioku.open(home, env=env, user_id="alice", owner_bound=True) as alice:
+        alice.remember("alice's garden", "tulips", intensity=50, category="work")
+        assert getattr(alice.store, "owner", None) == "alice"
+        assert alice.store.count(MemoryFilter()) == 1  # no user filter: the server's doing
+    with Kioku.open(home, env=env, user_id="alice") as wide:  # the CLI's: store-wide
+        assert getattr(wide.store, "owner", None) is None
+        assert wide.store.count(MemoryFilter()) == 2
+    with Kioku.open(home, env={**env, "KIOKU_STORE__ROW_SECURITY": "false"}, user_id="alice",
+                    owner_bound=True) as unbound:  # fmt: skip
+        assert getattr(unbound.store, "owner", None) is None  # the option is off

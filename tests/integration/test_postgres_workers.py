@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import clean_env, run_kioku
+from tests.integration.test_postgres_rls import AppRole, app_role  # noqa: F401 (a fixture)
 from tests.postgres_server import PG_URL, admin, postgres_url  # noqa: F401 (a fixture)
 
 FIRST = "2025-01-11T04:00:00+09:00"
@@ -169,11 +170,22 @@ def test_a_batch_killed_mid_way_leaves_whole_days_and_no_lock(schema: str, tmp_p
 
 
 def test_two_servers_on_one_schema_see_every_write_and_keep_owners_apart(
-    schema: str, tmp_path: Path
+    app_role: AppRole,  # noqa: F811 (the fixture imported above)
+    tmp_path: Path,
 ) -> None:
+    """Both servers run as an ordinary role with ``[store] row_security`` on (a hardened
+    deployment): each owner's requests go through connections bound to that owner."""
     from tests.server.running import make_key, serving
 
-    env = {"KIOKU_STORE_URL": PG_URL[0], "KIOKU_STORE__SCHEMA": schema, "KIOKU_NO_AUTO_BATCH": "1"}
+    if app_role.url is None:
+        pytest.skip("the test server's URL cannot name another role")
+    schema = app_role.schema
+    env = {
+        "KIOKU_STORE_URL": app_role.url,
+        "KIOKU_STORE__SCHEMA": schema,
+        "KIOKU_STORE__ROW_SECURITY": "true",
+        "KIOKU_NO_AUTO_BATCH": "1",
+    }
     homes = [tmp_path / "worker-a", tmp_path / "worker-b"]
     keys = {owner: make_key(homes[0], owner, owner, env=env) for owner in ("alice", "bob")}
     written: dict[str, list[tuple[str, str]]] = {"alice": [], "bob": []}  # (id, text)
@@ -229,3 +241,10 @@ def test_two_servers_on_one_schema_see_every_write_and_keep_owners_apart(
         (owner, text) for owner, pairs in written.items() for _, text in pairs
     )
     assert not any((home / "memories.db").exists() for home in homes)
+    secured = _query(
+        schema,
+        "SELECT count(*) FROM pg_class WHERE relnamespace = %s::regnamespace "
+        "AND relrowsecurity AND relforcerowsecurity",
+        schema,
+    )
+    assert secured == [(7,)]
