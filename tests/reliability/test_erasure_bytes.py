@@ -257,6 +257,15 @@ ERASURE_SERVER = {
 }
 
 
+#: The report of a scrub that did everything (PostgreSQL keeps no vector files).
+CLEAN_SCRUB = {
+    "index_merged": True,
+    "wal_truncated": True,
+    "wal_detail": "",
+    "vector_files_removed": False,
+}
+
+
 @pytest.fixture(scope="module")
 def own_server() -> Iterator[tuple[str, Path]]:
     """A PostgreSQL server whose data directory these tests own: its URL and directory."""
@@ -336,19 +345,14 @@ def test_postgres_erasure_leaves_no_byte_in_the_data_directory(
         for memory_id in forgotten:
             done = pg_kioku("forget", memory_id, "--json")
             assert done.code == 0, done.err
-            assert done.json()["scrub"]["wal_truncated"] is True, done.json()["scrub"]
+            assert done.json()["scrub"] == CLEAN_SCRUB
         plan = pg_kioku("erase", "--user", "carol", "--json").json()
         assert plan["memories"] == 2
         done = pg_kioku("erase", "--user", "carol", "--token", plan["token"], "--json")
         assert done.code == 0, done.err
         report = done.json()
         assert set(report["memory_ids"]) == set(erased)
-        assert report["scrub"] == {
-            "index_merged": True,
-            "wal_truncated": True,
-            "wal_detail": "",
-            "vector_files_removed": False,
-        }
+        assert report["scrub"] == CLEAN_SCRUB
         assert _scan(data, SECRET) == []
         assert {w for _, w in _scan(data, CONTROL)} == set(CONTROL)
         assert other.poll() is None
@@ -378,3 +382,46 @@ def test_postgres_erasure_says_what_the_server_keeps_with_wal_recycle_on(
         _server_sql(url, "SELECT pg_reload_conf()")
     assert left
     assert {name for name, _ in left} <= {p.name for p in (data / "pg_wal").iterdir()}
+
+
+def test_postgres_scrub_names_what_a_plain_role_and_an_old_transaction_keep(
+    own_server: tuple[str, Path],
+) -> None:
+    """A role that owns its schema but is neither superuser nor the database's owner may
+    rewrite its tables, not pg_statistic, and may not switch the WAL: the report says so and
+    names what an administrator must run; without pg_read_all_stats it cannot see other
+    roles' transactions and says so. A transaction older than the scrub makes it say that
+    the rewrite could keep rows."""
+    import psycopg
+    from psycopg.conninfo import make_conninfo
+
+    from kioku.adapters.store.postgres import open_postgres_store
+    from tests.contract.conftest import build_memory
+
+    url, _ = own_server
+    role, schema = "kioku_plain_" + os.urandom(3).hex(), "plain_" + os.urandom(3).hex()
+    _server_sql(url, f"CREATE ROLE {role} LOGIN")
+    _server_sql(url, f"CREATE SCHEMA {schema} AUTHORIZATION {role}")
+    plain = make_conninfo(url, user=role, options=f"-c search_path={schema},public")
+    store = open_postgres_store(plain, pool_max=2)
+    try:
+        store.add(build_memory(1))
+        store.delete(build_memory(1).id)
+        report = store.scrub()
+        assert (report.index_merged, report.wal_truncated) == (False, False)
+        assert "VACUUM (FULL) pg_catalog.pg_statistic" in report.wal_detail
+        assert "SELECT pg_switch_wal(); CHECKPOINT;" in report.wal_detail
+        assert "GRANT pg_read_all_stats TO <role>" in report.wal_detail
+        assert "replication slot(s) older than" not in report.wal_detail
+        _server_sql(url, f"GRANT pg_read_all_stats TO {role}")
+        with psycopg.connect(url) as old:
+            old.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            old.execute("SELECT 1")  # a snapshot, held open
+            held = store.scrub()
+        assert not held.index_merged
+        assert "1 transaction(s) or replication slot(s) older than this erasure" in held.wal_detail
+        assert "pg_read_all_stats" not in held.wal_detail
+    finally:
+        store.close()
+        _server_sql(url, f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+        _server_sql(url, f"DROP ROLE IF EXISTS {role}")

@@ -143,7 +143,8 @@ _TABLES: Final = (
     'ORDER BY tablename COLLATE "C"'
 )
 #: Transactions, prepared transactions and replication slots whose snapshot may still see
-#: rows deleted before ``%s`` (the time the scrub began): a rewrite copies such rows.
+#: rows deleted before ``%s`` (the time the scrub began): a rewrite copies such rows. Other
+#: roles' transactions show only to members of pg_read_all_stats (superusers are).
 _OLD_SNAPSHOTS: Final = (
     "SELECT (SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
     "AND pid <> pg_backend_pid() AND backend_xmin IS NOT NULL "
@@ -206,6 +207,12 @@ def rewrite_tables(conn: Conn, since: datetime) -> list[str]:
     ones unlinked, and the planner statistics are taken again from what is left. What could
     not be done, for the report (empty when all was)."""
     problems = []
+    if _one(conn, "SELECT pg_has_role(current_user, 'pg_read_all_stats', 'USAGE')") is not True:
+        problems.append(
+            "this role cannot see other roles' transactions, so it cannot tell whether one "
+            "older than this erasure kept the erased rows through the rewrite: an "
+            "administrator must GRANT pg_read_all_stats TO <role>"
+        )
     held = int(str(_one(conn, _OLD_SNAPSHOTS, (since,))))
     if held:
         problems.append(
