@@ -80,6 +80,8 @@ def test_an_owner_bound_store_sees_and_writes_its_owner_only(app_role: AppRole) 
         # A session of this role that sets nothing sees nothing (its tables are forced).
         conn.execute(f"SET search_path = {app_role.schema}")
         assert conn.execute("SELECT count(*) FROM memories").fetchone() == (0,)
+        conn.execute("SET kioku.all_users = 'on'")
+        assert conn.execute("SELECT count(*) FROM memories").fetchone() == (3,)
 
     with open_postgres_schema(
         app_role.conninfo, app_role.schema, owner="alice", row_security=True
@@ -113,6 +115,16 @@ def test_an_owner_bound_store_sees_and_writes_its_owner_only(app_role: AppRole) 
     with open_postgres_schema(app_role.conninfo, app_role.schema, row_security=True) as wide:
         assert wide.count(every) == 4
         assert wide.get(bob_id) is not None
+    # With the option off, sessions are store-wide and the tables keep their security.
+    with open_postgres_schema(app_role.conninfo, app_role.schema, owner="alice") as off:
+        assert off.count(every) == 4
+    with psycopg.connect(app_role.conninfo, autocommit=True) as conn:
+        still = conn.execute(
+            "SELECT count(*) FROM pg_class WHERE relnamespace = %s::regnamespace "
+            "AND relrowsecurity AND relforcerowsecurity",
+            (app_role.schema,),
+        ).fetchone()
+        assert still == (len(OWNER_TABLES),)
 
 
 def test_the_configuration_binds_a_service_opened_for_one_owner(

@@ -126,6 +126,8 @@ def test_a_batch_reports_running_while_another_process_holds_the_lock(
         assert report["status"] == "already_running"
         assert report["days"] == []
         assert _whole_days_only(schema) == FIRST_DAY  # nothing applied meanwhile
+        consolidated = json.loads(_ok(_env(schema, tmp_path / "c"), "consolidate", "--json"))
+        assert consolidated["status"] == "already_running"  # the same lock
     report = _report(_batch(schema, tmp_path / "a", LATER))
     assert report["status"] == "done"
     assert _whole_days_only(schema) == LAST_DAY
