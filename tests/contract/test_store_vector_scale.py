@@ -80,8 +80,8 @@ def test_vector_search_finds_98_percent_of_the_exact_ten_nearest(store: Store) -
             plan = " ".join(
                 str(row[0])
                 for row in conn.execute(
-                    "EXPLAIN SELECT id FROM memories WHERE embedding_model = %s "
-                    "AND embedding_dim = 384 "
+                    "EXPLAIN SELECT memory_id FROM memory_vectors WHERE model = %s "
+                    "AND dim = 384 "
                     "ORDER BY embedding::vector(384) <=> %s::vector(384) LIMIT 10",
                     (model, "[" + ",".join(["0.1"] * 384) + "]"),
                 )

@@ -12,7 +12,11 @@ both stores.
 ``vector_indexes`` lists the HNSW index of each embedding model and dimension (see
 :mod:`.vectors`): an index is made when the first vector of a model is written, over the
 model's rows only (a partial index), since one index cannot hold vectors of several sizes;
-its ``index_name`` is NULL when the dimension is past what pgvector's HNSW can index.
+its ``index_name`` is NULL when the dimension is past what pgvector's HNSW can index. The
+indexes are on ``memory_vectors``, a copy of each memory's vector that triggers on ``memories``
+keep (on insert, and on an update of the embedding's columns): updating any other column of a
+memory (scores, recall marks) then writes no new entry into the HNSW graph, which costs
+milliseconds a row.
 
 Version 2 adds lexical search (see :mod:`.lexical`): ``memory_terms`` holds each memory's terms
 as a ``text[]`` (kioku's own terms, as SQLite's FTS table holds them) under a GIN index, and
@@ -136,6 +140,39 @@ V1_CORE: Final = (
     index_name TEXT UNIQUE,
     PRIMARY KEY (model, dim)
 )""",
+    """CREATE TABLE memory_vectors (
+    memory_id TEXT COLLATE "C" NOT NULL PRIMARY KEY REFERENCES memories (id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    dim INTEGER NOT NULL,
+    embedding vector NOT NULL
+)""",
+    "CREATE FUNCTION kioku_vectors_inserted() RETURNS trigger LANGUAGE plpgsql AS $body$\n"
+    "BEGIN\n"
+    "    INSERT INTO memory_vectors (memory_id, model, dim, embedding)\n"
+    "    SELECT id, embedding_model, embedding_dim, embedding FROM inserted\n"
+    "    WHERE embedding IS NOT NULL;\n"
+    "    RETURN NULL;\n"
+    "END\n"
+    "$body$",
+    "CREATE TRIGGER memories_vectors_insert AFTER INSERT ON memories "
+    "REFERENCING NEW TABLE AS inserted FOR EACH STATEMENT "
+    "EXECUTE FUNCTION kioku_vectors_inserted()",
+    "CREATE FUNCTION kioku_vector_updated() RETURNS trigger LANGUAGE plpgsql AS $body$\n"
+    "BEGIN\n"
+    "    IF NEW.embedding IS NULL THEN\n"
+    "        DELETE FROM memory_vectors WHERE memory_id = NEW.id;\n"
+    "    ELSE\n"
+    "        INSERT INTO memory_vectors (memory_id, model, dim, embedding)\n"
+    "        VALUES (NEW.id, NEW.embedding_model, NEW.embedding_dim, NEW.embedding)\n"
+    "        ON CONFLICT (memory_id) DO UPDATE SET model = excluded.model,\n"
+    "            dim = excluded.dim, embedding = excluded.embedding;\n"
+    "    END IF;\n"
+    "    RETURN NULL;\n"
+    "END\n"
+    "$body$",
+    "CREATE TRIGGER memories_vector_update "
+    "AFTER UPDATE OF embedding, embedding_model, embedding_dim ON memories "
+    "FOR EACH ROW EXECUTE FUNCTION kioku_vector_updated()",
     """CREATE TABLE usage (
     id BIGSERIAL PRIMARY KEY,
     at TEXT NOT NULL,
