@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """One nightly batch at scale, and auto-linking on its own.
 
-    python benchmarks/batch_scale.py [--sizes 36500,1000000] [--per-day 100] [--store DIR] [--json]
+    python benchmarks/batch_scale.py [--sizes 36500,1000000] [--per-day 100] [--store DIR]
+        [--store-url postgresql://... [--schema NAME]] [--json]
 
 For each size, a store of synthetic memories is built in the state years of daily batches
 leave it in: ``--per-day`` memories a day (default 100, so 36,500 is one year and 1,000,000
@@ -15,6 +16,11 @@ analyzer, no LLM) and its wall time is printed with the time of each phase.
 
 Separately, auto-linking is timed as the spec sizes it: 100 new memories against 36,500 at
 384 dimensions (one matrix product and the threshold scan, ``kioku.core.lifecycle.links``).
+
+``--store-url`` builds the same store on a PostgreSQL server too, in the schema
+``<NAME>_n<size>`` (dropped and built again on each run: a batch changes the store), in growing
+batches (each as large as what is already there, so each goes in with the HNSW index dropped
+and built again), and runs the same batch there after SQLite's, printing both.
 """
 
 from __future__ import annotations
@@ -69,8 +75,11 @@ def _texts(rng: random.Random, level: int) -> tuple[str, str]:
     return f"{words[0]}, {words[1]}", f"{words[3]}, {words[4]}"
 
 
-def build(kioku: Kioku, size: int, per_day: int, seed: int) -> datetime:
-    """Fill the store in a settled state; returns the time of the last batch it reflects."""
+def build(kioku: Kioku, size: int, per_day: int, seed: int, growing: bool = False) -> datetime:
+    """Fill the store in a settled state; returns the time of the last batch it reflects.
+
+    Memories are added 5,000 at a time (``growing``: as many as are there already, from
+    5,000 up to 100,000)."""
     rng = random.Random(seed)
     np_rng = np.random.default_rng(seed)
     cfg = kioku.config
@@ -158,7 +167,7 @@ def build(kioku: Kioku, size: int, per_day: int, seed: int) -> datetime:
                 embedding=Embedding(model, tuple(vector.tolist())),
             )
         )
-        if len(batch) == 5000:
+        if len(batch) >= (min(100_000, max(5000, i + 1 - len(batch))) if growing else 5000):
             kioku.store.add_many(batch)
             batch = []
     if batch:
@@ -178,7 +187,37 @@ def build(kioku: Kioku, size: int, per_day: int, seed: int) -> datetime:
     return last_batch
 
 
-def measure(size: int, per_day: int, seed: int, store_dir: Path | None) -> dict[str, Any]:
+def _run_batch(kioku: Kioku, now: datetime) -> dict[str, Any]:
+    """One batch at ``now``: wall time, phases, the day's report and the levels after."""
+    phases: dict[str, float] = {}
+    marks = [time.perf_counter()]
+
+    def progress(label: str, done: int, total: int) -> None:
+        del done, total
+        marks.append(time.perf_counter())
+        phases[label] = round(marks[-1] - marks[-2], 2)
+
+    t0 = time.perf_counter()
+    report = kioku.batch(now=now, progress=progress)
+    batch_s = time.perf_counter() - t0
+    stats = kioku.store.stats(None, None)
+    return {
+        "batch_seconds": round(batch_s, 2),
+        "phases": phases,
+        "status": report.status,
+        "day": report.days[0].to_dict() if report.days else {},
+        "by_level": stats.by_level,
+    }
+
+
+def measure(
+    size: int,
+    per_day: int,
+    seed: int,
+    store_dir: Path | None,
+    store_url: str | None = None,
+    schema: str = "batch_scale",
+) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
         built = store_dir is not None and (store_dir / "memories.db").exists()
@@ -197,28 +236,36 @@ def measure(size: int, per_day: int, seed: int, store_dir: Path | None) -> dict[
                 shutil.copytree(home, store_dir, dirs_exist_ok=True)
         now = last + timedelta(days=1, hours=1)
         with Kioku.open(home, env={}, clock=FixedClock(now)) as kioku:
-            phases: dict[str, float] = {}
-            marks = [time.perf_counter()]
+            result: dict[str, Any] = {
+                "memories": size,
+                "per_day": per_day,
+                "fill_seconds": round(fill_s, 1),
+                **_run_batch(kioku, now),
+            }
+        if store_url is not None:
+            result["postgres"] = _measure_postgres(
+                store_url, f"{schema}_n{size}", size, per_day, seed, Path(tmp) / "pg"
+            )
+    return result
 
-            def progress(label: str, done: int, total: int) -> None:
-                del done, total
-                marks.append(time.perf_counter())
-                phases[label] = marks[-1] - marks[-2]
 
-            t0 = time.perf_counter()
-            report = kioku.batch(now=now, progress=progress)
-            batch_s = time.perf_counter() - t0
-            stats = kioku.store.stats(None, None)
-    day = report.days[0].to_dict() if report.days else {}
-    return {
-        "memories": size,
-        "per_day": per_day,
-        "fill_seconds": round(fill_s, 1),
-        "batch_seconds": round(batch_s, 2),
-        "status": report.status,
-        "day": day,
-        "by_level": stats.by_level,
-    }
+def _measure_postgres(
+    url: str, schema: str, size: int, per_day: int, seed: int, home: Path
+) -> dict[str, Any]:
+    """Build the store again in ``schema`` (dropped first) and run the same batch there."""
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+    env = {"KIOKU_STORE_URL": url, "KIOKU_STORE__SCHEMA": schema}
+    t0 = time.perf_counter()
+    with Kioku.open(home, env=env) as kioku:
+        last = build(kioku, size, per_day, seed, growing=True)
+    fill_s = time.perf_counter() - t0
+    now = last + timedelta(days=1, hours=1)
+    with Kioku.open(home, env=env, clock=FixedClock(now)) as kioku:
+        return {"schema": schema, "fill_seconds": round(fill_s, 1), **_run_batch(kioku, now)}
 
 
 def measure_linking(new: int, existing: int, seed: int) -> dict[str, Any]:
@@ -258,6 +305,12 @@ def main() -> None:
     parser.add_argument("--per-day", type=int, default=100)
     parser.add_argument("--seed", type=int, default=5)
     parser.add_argument("--store", type=Path, help="keep the filled store here and reuse it")
+    parser.add_argument(
+        "--store-url", help="also build and batch a PostgreSQL store on this server (libpq URL)"
+    )
+    parser.add_argument(
+        "--schema", default="batch_scale", help="prefix of the PostgreSQL schema (one per size)"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     link = measure_linking(100, 36_500, args.seed)
@@ -267,7 +320,7 @@ def main() -> None:
     ), flush=True)  # fmt: skip
     for size in (int(s) for s in args.sizes.split(",") if s):
         store = None if args.store is None else args.store / str(size)
-        r = measure(size, args.per_day, args.seed, store)
+        r = measure(size, args.per_day, args.seed, store, args.store_url, args.schema)
         if args.json:
             print(json.dumps(r), flush=True)
             continue
@@ -281,6 +334,19 @@ def main() -> None:
             f"-{d.get('unlinked')}; levels {r['by_level']}",
             flush=True,
         )
+        print(f"          sqlite phases (s): {r['phases']}", flush=True)
+        pg = r.get("postgres")
+        if pg is not None:
+            d = pg["day"]
+            print(
+                f"{r['memories']:>9,} memories on postgres (schema {pg['schema']}; filled in "
+                f"{pg['fill_seconds']} s): one batch {pg['batch_seconds']} s — "
+                f"{d.get('memories', 0):,} active, reinforced {d.get('reinforced')}, "
+                f"compressed {d.get('compressed')}, archived {d.get('archived')}, "
+                f"links +{d.get('linked')} -{d.get('unlinked')}; levels {pg['by_level']}",
+                flush=True,
+            )
+            print(f"          postgres phases (s): {pg['phases']}", flush=True)
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 """Recall latency at scale, against a numpy brute-force floor measured in the same run.
 
     python benchmarks/recall_scale.py [--sizes 36500,1000000] [--queries 200] [--long]
-        [--stages] [--store DIR] [--json]
+        [--stages] [--store DIR] [--store-url postgresql://... [--schema NAME]] [--json]
 
 For each size, a store is filled with synthetic memories (a spec-like mix of categories and
 intensities, English and Japanese text from a fixed vocabulary, vectors from the configured
@@ -15,6 +15,14 @@ prompt-like queries of 30-60 words. ``--stages`` prints the time of each stage o
 (query embedding, lexical search, vector search, scoring fields, decoding, marking). Each
 query set also reports vector search's recall@10 against numpy brute force. ``--store DIR``
 keeps each filled store in ``DIR`` and reuses it on later runs (a million takes a while).
+
+``--store-url`` also fills a PostgreSQL store with the same memories, in the schema
+``<NAME>_n<size>_s<seed>`` (kept and reused on later runs, like ``--store``), and times both
+stores in the same run: each query is recalled on SQLite and on PostgreSQL, in turn (the order
+alternating), so both see the same load of a shared machine. Both report vector recall@10
+against the same exact ranking. The PostgreSQL store is loaded in growing batches (each as
+large as what is already there), so each batch goes in with the model's HNSW index dropped
+and built again after it.
 """
 
 from __future__ import annotations
@@ -27,7 +35,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import closing, contextmanager
+from contextlib import ExitStack, closing, contextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -83,14 +91,16 @@ def _text(rng: random.Random) -> tuple[str, str]:
     return " ".join(words[:3]), " ".join(words[3:]) + f" {rng.choice(_EN)}"
 
 
-def fill(kioku: Kioku, size: int, seed: int) -> float:
-    """Add ``size`` synthetic memories in batches; returns seconds taken."""
+def fill(kioku: Kioku, size: int, seed: int, growing: bool = False) -> float:
+    """Add ``size`` synthetic memories in batches of 5,000 (``growing``: each batch as large as
+    the memories already added, at least 5,000 and at most 100,000); returns seconds taken."""
     rng = random.Random(seed)
     cfg = kioku.config.retention
     embedder = kioku.embedder
     t0 = time.perf_counter()
-    batch = 5000
-    for start in range(0, size, batch):
+    start = 0
+    while start < size:
+        batch = min(100_000, max(5000, start)) if growing else 5000
         drafts = []
         for i in range(start, min(size, start + batch)):
             category = rng.choices(_CATS, _CAT_WEIGHTS)[0]
@@ -121,6 +131,7 @@ def fill(kioku: Kioku, size: int, seed: int) -> float:
             )
         ]
         kioku.store.add_many(memories)
+        start += batch
     return time.perf_counter() - t0
 
 
@@ -278,89 +289,157 @@ def _floor(kioku: Kioku, matrix: np.ndarray, texts: list[str]) -> list[float]:
     return out
 
 
-def measure(
-    size: int, queries: int, seed: int, keep: Path | None = None, long: bool = False
+@contextmanager
+def _postgres(url: str, schema: str, size: int, seed: int) -> Iterator[tuple[Kioku, float]]:
+    """A Kioku on the PostgreSQL schema ``schema``, filled (unless it was on an earlier run)
+    with the memories the SQLite store holds; with the seconds the fill took."""
+    with tempfile.TemporaryDirectory() as tmp:
+        env = {"KIOKU_STORE_URL": url, "KIOKU_STORE__SCHEMA": schema}
+        with Kioku.open(Path(tmp), env=env) as kioku:
+            info = kioku.store.get_state(_FILLED_STATE)
+            if info is None:
+                if kioku.store.count(MemoryFilter()):
+                    raise SystemExit(f"schema {schema} holds a partly filled store; drop it")
+                seconds = fill(kioku, size, seed, growing=True)
+                kioku.store.set_state(
+                    _FILLED_STATE,
+                    json.dumps({"memories": size, "seed": seed, "seconds": seconds}),
+                )
+            else:
+                filled = json.loads(info)
+                if filled["memories"] != size or filled["seed"] != seed:
+                    raise SystemExit(f"schema {schema} holds another store ({filled})")
+                seconds = float(filled["seconds"])
+            yield kioku, seconds
+
+
+#: The state row where a kept PostgreSQL store records how it was filled.
+_FILLED_STATE = "benchmark.recall_scale.filled"
+
+
+def _spread(values: list[float]) -> str:
+    """The middle half of ``values`` (p25-p75), in milliseconds."""
+    return f"{_p(values, 0.25):.2f}-{_p(values, 0.75):.2f}"
+
+
+def _summary(
+    latencies: list[float], floor: list[float], spent: dict[str, list[float]], found: float
 ) -> dict[str, Any]:
-    """Fill (or reuse) a store of ``size`` memories and time recall on each query set."""
+    return {
+        "queries": len(latencies),
+        "recall_p50_ms": round(_p(latencies, 0.5), 2),
+        "recall_p95_ms": round(_p(latencies, 0.95), 2),
+        "spread_p25_p75_ms": _spread(latencies),
+        "mean_ms": round(statistics.mean(latencies) * 1000, 2),
+        "floor_p50_ms": round(_p(floor, 0.5), 2),
+        "floor_p95_ms": round(_p(floor, 0.95), 2),
+        "ratio_p95": round(_p(latencies, 0.95) / max(_p(floor, 0.95), 1e-9), 2),
+        "stages_p50_p95_ms": spent,
+        "vector_recall_at_10": round(found, 4),
+    }
+
+
+def _warm(kioku: Kioku, texts: list[str]) -> tuple[float, float]:
+    """Seconds of the first two recalls (the first loads what a store caches)."""
+    t0 = time.perf_counter()
+    kioku.recall(texts[0], mark=False)
+    first_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    kioku.recall(texts[1], mark=False)
+    return first_s, time.perf_counter() - t0
+
+
+def measure(
+    size: int,
+    queries: int,
+    seed: int,
+    keep: Path | None = None,
+    long: bool = False,
+    store_url: str | None = None,
+    schema: str = "recall_scale",
+) -> dict[str, Any]:
+    """Fill (or reuse) a store of ``size`` memories (and a PostgreSQL one with ``store_url``)
+    and time recall on each query set."""
     rng = random.Random(seed + 1)
     sets = {"short": short_queries(rng, queries)}
     if long:
         sets["long"] = long_queries(rng, queries)
-    with tempfile.TemporaryDirectory() as tmp:
+    with ExitStack() as stack:
+        tmp = stack.enter_context(tempfile.TemporaryDirectory())
         home = Path(tmp) if keep is None else keep / f"n{size}-s{seed}"
         home.mkdir(parents=True, exist_ok=True)
         fill_s = _filled(home, size, seed)
-        with Kioku.open(home, env={}) as kioku:
-            if fill_s is None:
-                fill_s = fill(kioku, size, seed)
-                (home / "filled.json").write_text(
-                    json.dumps({"memories": size, "seed": seed, "seconds": fill_s})
-                )
-            t0 = time.perf_counter()
-            kioku.recall(sets["short"][0], mark=False)  # loads the vector cache
-            first_s = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            kioku.recall(sets["short"][1], mark=False)
-            second_s = time.perf_counter() - t0
-            stages = _Stages(kioku)
-            timed: dict[str, tuple[list[float], dict[str, list[float]]]] = {}
-            for name, texts in sets.items():
-                latencies = []
-                for text in texts:
-                    stages.start()
+        kioku = stack.enter_context(Kioku.open(home, env={}))
+        if fill_s is None:
+            fill_s = fill(kioku, size, seed)
+            (home / "filled.json").write_text(
+                json.dumps({"memories": size, "seed": seed, "seconds": fill_s})
+            )
+        stores = {"sqlite": kioku}
+        fills = {"sqlite": fill_s}
+        if store_url is not None:
+            pg, fills["postgres"] = stack.enter_context(
+                _postgres(store_url, f"{schema}_n{size}_s{seed}", size, seed)
+            )
+            stores["postgres"] = pg
+        warm = {name: _warm(k, sets["short"]) for name, k in stores.items()}
+        stages = {name: _Stages(k) for name, k in stores.items()}
+        timed: dict[str, dict[str, tuple[list[float], dict[str, list[float]]]]] = {}
+        for set_name, texts in sets.items():
+            latencies: dict[str, list[float]] = {name: [] for name in stores}
+            for n, text in enumerate(texts):
+                order = list(stores) if n % 2 == 0 else list(reversed(stores))
+                for name in order:
+                    stages[name].start()
                     t0 = time.perf_counter()
-                    kioku.recall(text)
-                    latencies.append(time.perf_counter() - t0)
-                    stages.stop()
-                timed[name] = (latencies, stages.take())
-            index, matrix = _matrix(home / "memories.db", kioku.embedder.model_id)
-            results: dict[str, Any] = {}
-            for name, texts in sets.items():
-                latencies, spent = timed[name]
-                floor = _floor(kioku, matrix, texts)
-                found = _recall_at_10(kioku, index, matrix, texts[:50])
-                results[name] = {
-                    "queries": len(latencies),
-                    "recall_p50_ms": round(_p(latencies, 0.5), 2),
-                    "recall_p95_ms": round(_p(latencies, 0.95), 2),
-                    "mean_ms": round(statistics.mean(latencies) * 1000, 2),
-                    "floor_p50_ms": round(_p(floor, 0.5), 2),
-                    "floor_p95_ms": round(_p(floor, 0.95), 2),
-                    "ratio_p95": round(_p(latencies, 0.95) / max(_p(floor, 0.95), 1e-9), 2),
-                    "stages_p50_p95_ms": spent,
-                    "vector_recall_at_10": round(found, 4),
-                }
-    return {
-        "memories": size,
-        "fill_seconds": round(fill_s, 1),
-        "first_query_seconds": round(first_s, 3),
-        "second_query_seconds": round(second_s, 3),
-        **results,
-    }
+                    stores[name].recall(text)
+                    latencies[name].append(time.perf_counter() - t0)
+                    stages[name].stop()
+            for name in stores:
+                timed.setdefault(name, {})[set_name] = (latencies[name], stages[name].take())
+        index, matrix = _matrix(home / "memories.db", kioku.embedder.model_id)
+        results: dict[str, Any] = {}
+        for name, k in stores.items():
+            results[name] = {
+                "fill_seconds": round(fills[name], 1),
+                "first_query_seconds": round(warm[name][0], 3),
+                "second_query_seconds": round(warm[name][1], 3),
+            }
+            for set_name, texts in sets.items():
+                latencies_s, spent = timed[name][set_name]
+                floor = _floor(k, matrix, texts)
+                found = _recall_at_10(k, index, matrix, texts[:50])
+                results[name][set_name] = _summary(latencies_s, floor, spent, found)
+    return {"memories": size, **results}
 
 
 def _print(r: dict[str, Any], stages: bool) -> None:
-    print(
-        f"{r['memories']:>9,} memories (filled in {r['fill_seconds']} s; first query "
-        f"{r['first_query_seconds']} s, second {r['second_query_seconds']} s)",
-        flush=True,
-    )
-    for name in ("short", "long"):
-        if name not in r:
+    for store in ("sqlite", "postgres"):
+        if store not in r:
             continue
-        q = r[name]
+        s = r[store]
         print(
-            f"   {name:5s} recall p50 {q['recall_p50_ms']} ms  p95 {q['recall_p95_ms']} ms   "
-            f"numpy floor p50 {q['floor_p50_ms']} ms  p95 {q['floor_p95_ms']} ms   "
-            f"ratio p95 {q['ratio_p95']}×   vector recall@10 vs exact {q['vector_recall_at_10']}",
+            f"{r['memories']:>9,} memories on {store} (filled in {s['fill_seconds']} s; first "
+            f"query {s['first_query_seconds']} s, second {s['second_query_seconds']} s)",
             flush=True,
         )
-        if stages:
+        for name in ("short", "long"):
+            if name not in s:
+                continue
+            q = s[name]
             print(
-                "         stages p50/p95 ms: "
-                + ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in q["stages_p50_p95_ms"].items()),
+                f"   {name:5s} recall p50 {q['recall_p50_ms']} ms  p95 {q['recall_p95_ms']} ms  "
+                f"p25-p75 {q['spread_p25_p75_ms']} ms   numpy floor p50 {q['floor_p50_ms']} ms  "
+                f"p95 {q['floor_p95_ms']} ms   ratio p95 {q['ratio_p95']}×   "
+                f"vector recall@10 vs exact {q['vector_recall_at_10']}",
                 flush=True,
             )
+            if stages:
+                print(
+                    "         stages p50/p95 ms: "
+                    + ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in q["stages_p50_p95_ms"].items()),
+                    flush=True,
+                )
 
 
 def main() -> None:
@@ -372,11 +451,21 @@ def main() -> None:
     parser.add_argument(
         "--store", type=Path, help="keep filled stores in this directory and reuse them"
     )
+    parser.add_argument(
+        "--store-url", help="also fill and time a PostgreSQL store on this server (libpq URL)"
+    )
+    parser.add_argument(
+        "--schema",
+        default="recall_scale",
+        help="prefix of the PostgreSQL schemas (one per size and seed, kept between runs)",
+    )
     parser.add_argument("--long", action="store_true", help="also time 30-60 word queries")
     parser.add_argument("--stages", action="store_true", help="print the time of each stage")
     args = parser.parse_args()
     for size in (int(s) for s in args.sizes.split(",") if s):
-        r = measure(size, args.queries, args.seed, args.store, args.long)
+        r = measure(
+            size, args.queries, args.seed, args.store, args.long, args.store_url, args.schema
+        )
         if args.json:
             print(json.dumps(r), flush=True)
         else:
