@@ -10,6 +10,13 @@ The tables (:data:`.schema.V7_ERASURE`):
   every memory id it holds (the same hash as SQLite's), read in the snapshot that was copied.
 
 A mixin of :class:`.store.PostgresStore`.
+
+After an erasure has committed, :func:`rewrite_tables` and :func:`drop_old_wal` take its text
+off the server's files (the store's ``scrub``; see docs/postgres.md): a committed ``DELETE``
+leaves the rows' bytes in table, TOAST and index pages (plain ``VACUUM`` frees the space but
+does not overwrite it), in the planner statistics that ``ANALYZE`` sampled, and in the
+write-ahead log. Each step reports what it could not do and what an administrator must run
+or set, so the report never claims more than was done.
 """
 
 from __future__ import annotations
@@ -201,7 +208,7 @@ def _wal_kept(conn: Conn) -> list[str]:
     return kept
 
 
-def rewrite_tables(conn: Conn, since: datetime) -> list[str]:
+def rewrite_tables(conn: Conn) -> list[str]:
     """``VACUUM (FULL)``, then ``ANALYZE``, every table of the schema, on an autocommit
     connection: each table and its indexes and TOAST are written into new files and the old
     ones unlinked, and the planner statistics are taken again from what is left. What could
@@ -213,7 +220,8 @@ def rewrite_tables(conn: Conn, since: datetime) -> list[str]:
             "older than this erasure kept the erased rows through the rewrite: an "
             "administrator must GRANT pg_read_all_stats TO <role>"
         )
-    held = int(str(_one(conn, _OLD_SNAPSHOTS, (since,))))
+    began = _one(conn, "SELECT clock_timestamp()")  # the server's clock, not this host's
+    held = int(str(_one(conn, _OLD_SNAPSHOTS, (began,))))
     if held:
         problems.append(
             f"{held} transaction(s) or replication slot(s) older than this erasure could still "

@@ -184,8 +184,7 @@ class MaintenancePart:
         with translating(self._where), self._open_pool().connection() as conn:
             if conn.info.transaction_status != psycopg.pq.TransactionStatus.IDLE:
                 raise StoreError("the pool gave a connection inside a transaction")
-            began = datetime.now(UTC)
-            kept = rewrite_tables(conn, began)
+            kept = rewrite_tables(conn)
             wal = drop_old_wal(conn)
         return ScrubReport(
             index_merged=not kept, wal_truncated=not wal, wal_detail="; ".join(kept + wal)
