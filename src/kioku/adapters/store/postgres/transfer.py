@@ -1,13 +1,14 @@
 """The PostgreSQL store's tables in canonical form, for ``kioku migrate`` (see
 :mod:`kioku.service.transfer`).
 
-Rows are read through a server-side cursor in one repeatable-read snapshot per table, JSON
-vectors in pgvector's binary form. Writes are
+Rows are read through a server-side cursor in one repeatable-read snapshot per table, JSON as
+text and vectors in pgvector's binary form (which is how they are written too). Writes are
 ``INSERT ... ON CONFLICT DO NOTHING`` (a row whose key is taken is left as it is), each batch
 in one transaction under the schema's advisory lock, with what the store derives from it: a
-memory's terms (the counting triggers follow), the HNSW index of a new embedding model, an
-original's terms. Ids that an identity hands out are written with ``OVERRIDING SYSTEM
-VALUE``, and :meth:`PostgresTables.finish` moves the identity past the largest one copied.
+memory's terms (the counting triggers follow) and an original's terms. Ids that an identity
+hands out are written with ``OVERRIDING SYSTEM VALUE``. :meth:`PostgresTables.finish` moves
+each identity past the largest value copied and, after the memories, builds the HNSW index of
+each embedding model in one pass.
 """
 
 from __future__ import annotations
