@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Concurrent writers on one store: SQLite's file and a PostgreSQL schema, in the same run.
+
+    python benchmarks/postgres_scale.py writers [--processes 8] [--seconds 60]
+        [--store-url postgresql://...] [--schema NAME] [--json]
+
+``--processes`` separate Python processes each open kioku on the same store and call
+``Kioku.remember`` (analysis, embedding and the store's transaction, as a user's turn does)
+as fast as they can for ``--seconds``. Each process writes the id of every memory whose
+``remember`` returned to a file as soon as it returns; the clock starts once every process
+has opened the store. Afterwards the parent reads the store
+and counts the acknowledged memories that are not there (lost: must be 0) and the memories
+there that no process acknowledged. SQLite runs first (one home, the file
+``memories.db``), then PostgreSQL (the schema ``NAME``, dropped first) when ``--store-url``
+is given. Without a URL, only SQLite runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from kioku import Kioku
+
+_CATEGORIES = ("casual", "work", "decision", "emotional")
+
+
+def _writer(
+    home: str, env: dict[str, str], worker: int, seconds: float, out: str, ready: Any
+) -> None:
+    """One writer process: once every writer has opened the store (``ready``, a barrier),
+    remember for ``seconds``, logging each acknowledged id."""
+    latencies: list[float] = []
+    errors: dict[str, int] = {}
+    with Kioku.open(Path(home), env=env) as kioku, open(out, "w", encoding="utf-8") as log:
+        ready.wait()
+        until = time.time() + seconds
+        n = 0
+        while time.time() < until:
+            n += 1
+            t0 = time.perf_counter()
+            try:
+                memory = kioku.remember(
+                    f"writer {worker} turn {n} about the deploy",
+                    f"process {worker} wrote memory {n}; the release and the schema migration",
+                    intensity=20 + (n * 7 + worker) % 70,
+                    category=_CATEGORIES[(n + worker) % len(_CATEGORIES)],
+                )
+            except Exception as exc:  # counted and reported: the run goes on
+                name = type(exc).__name__
+                errors[name] = errors.get(name, 0) + 1
+                continue
+            latencies.append(time.perf_counter() - t0)
+            log.write(json.dumps({"id": memory.id}) + "\n")
+            log.flush()
+        log.write(json.dumps({"latencies": latencies, "errors": errors}) + "\n")
+
+
+def _percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1)))] * 1000 if ordered else 0.0
+
+
+def run_writers(
+    label: str, home: Path, env: dict[str, str], processes: int, seconds: float
+) -> dict[str, Any]:
+    """``processes`` writers on one store for ``seconds``; what was acknowledged and kept."""
+    with Kioku.open(home, env=env) as kioku:  # creates (and migrates) the store once
+        before = {m.id for m in kioku.store.iter(_everything())}
+    logs = [home / f"writer-{label}-{w}.jsonl" for w in range(processes)]
+    context = multiprocessing.get_context("spawn")
+    ready = context.Barrier(processes + 1)
+    workers = [
+        context.Process(target=_writer, args=(str(home), env, w, seconds, str(logs[w]), ready))
+        for w in range(processes)
+    ]
+    for process in workers:
+        process.start()
+    ready.wait()
+    t0 = time.perf_counter()
+    for process in workers:
+        process.join()
+    wall = time.perf_counter() - t0
+    acked: list[str] = []
+    latencies: list[float] = []
+    errors: dict[str, int] = {}
+    for path in logs:
+        for line in path.read_text(encoding="utf-8").splitlines():
+            entry = json.loads(line)
+            if "id" in entry:
+                acked.append(entry["id"])
+            else:
+                latencies.extend(entry["latencies"])
+                for name, count in entry["errors"].items():
+                    errors[name] = errors.get(name, 0) + count
+    with Kioku.open(home, env=env) as kioku:
+        stored = {m.id for m in kioku.store.iter(_everything())} - before
+    return {
+        "store": label,
+        "processes": processes,
+        "seconds": seconds,
+        "wall_seconds": round(wall, 1),
+        "exit_codes": [p.exitcode for p in workers],
+        "acknowledged": len(acked),
+        "duplicates": len(acked) - len(set(acked)),
+        "lost": len(set(acked) - stored),
+        "unacknowledged_but_stored": len(stored - set(acked)),
+        "errors": errors,
+        "writes_per_second": round(len(acked) / seconds, 1),
+        "remember_p50_ms": round(_percentile(latencies, 0.5), 1),
+        "remember_p95_ms": round(_percentile(latencies, 0.95), 1),
+        "remember_mean_ms": round(statistics.mean(latencies) * 1000, 1) if latencies else 0.0,
+    }
+
+
+def _everything() -> Any:
+    from kioku.ports.store import MemoryFilter
+
+    return MemoryFilter()
+
+
+def _drop_schema(url: str, schema: str) -> None:
+    import psycopg
+    from psycopg import sql
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    writers = sub.add_parser("writers", help="concurrent writer processes on one store")
+    writers.add_argument("--processes", type=int, default=8)
+    writers.add_argument("--seconds", type=float, default=60.0)
+    writers.add_argument("--store-url", help="also run on this PostgreSQL server (libpq URL)")
+    writers.add_argument("--schema", default="writers_scale")
+    writers.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if args.processes < 1 or args.seconds <= 0:
+        parser.error("--processes must be at least 1 and --seconds positive")
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        sqlite_home = Path(tmp) / "sqlite"
+        sqlite_home.mkdir()
+        results.append(run_writers("sqlite", sqlite_home, {}, args.processes, args.seconds))
+        if args.store_url:
+            _drop_schema(args.store_url, args.schema)
+            pg_home = Path(tmp) / "postgres"
+            pg_home.mkdir()
+            env = {"KIOKU_STORE_URL": args.store_url, "KIOKU_STORE__SCHEMA": args.schema}
+            results.append(run_writers("postgres", pg_home, env, args.processes, args.seconds))
+    for r in results:
+        if args.json:
+            print(json.dumps(r), flush=True)
+            continue
+        print(
+            f"{r['store']:8s} {r['processes']} writers × {r['seconds']:g} s: "
+            f"{r['acknowledged']:,} acknowledged ({r['writes_per_second']}/s), lost {r['lost']}, "
+            f"duplicates {r['duplicates']}, stored without ack {r['unacknowledged_but_stored']}, "
+            f"errors {r['errors'] or 'none'}, exit codes {sorted(set(r['exit_codes']))}; "
+            f"remember p50 {r['remember_p50_ms']} ms, p95 {r['remember_p95_ms']} ms",
+            flush=True,
+        )
+    failed = any(r["lost"] or any(code != 0 for code in r["exit_codes"]) for r in results)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
