@@ -14,8 +14,9 @@ have no cosine: they score 0, as on SQLite.
 
 Quality: the index is built with ``m`` 16 and ``ef_construction`` 128, and a walk keeps
 :func:`ef_search` candidates (400, or 1000 past 50,000 vectors, and 4 per result asked for).
-A batch of many vectors (:data:`REBUILD_MIN` and at least as many as the model has) is loaded
-with the model's index dropped and built once after it (:func:`drop_for_bulk`, :func:`rebuild`).
+A batch of many vectors (:data:`REBUILD_MIN`, and at least a quarter of what the model has) is
+loaded with the model's index dropped and built once after it (:func:`drop_for_bulk`,
+:func:`rebuild`); until that transaction commits, searches of the store wait for it.
 """
 
 from __future__ import annotations
@@ -62,8 +63,8 @@ _EF_MAX: Final = 1000
 #: ``maintenance_work_mem`` while an index is built, so the graph of a large model fits in
 #: memory (pgvector builds far slower once it does not); a higher server setting is kept.
 _BUILD_MEMORY_MB: Final = 512
-#: A batch of at least this many vectors of one model, and at least as many as the model
-#: already has, is inserted with the model's index dropped and built again afterwards.
+#: A batch of at least this many vectors of one model, and at least a quarter of what the
+#: model already has, is inserted with the model's index dropped and built again afterwards.
 REBUILD_MIN: Final = 2000
 
 
@@ -109,7 +110,7 @@ def _megabytes(setting: str) -> int:
 
 def drop_for_bulk(conn: Conn, counts: dict[tuple[str, int], int]) -> list[tuple[str, int]]:
     """Drop the index of each model about to receive ``counts[(model, dim)]`` vectors when that
-    batch is large (at least :data:`REBUILD_MIN`, and at least the rows the model already has):
+    batch is large (at least :data:`REBUILD_MIN`, and a quarter of the model's rows or more):
     building the index once after the insert is much faster than inserting each vector into
     it. Returns the models whose index must be built again (:func:`rebuild`)."""
     dropped: list[tuple[str, int]] = []
@@ -121,7 +122,7 @@ def drop_for_bulk(conn: Conn, counts: dict[tuple[str, int], int]) -> list[tuple[
             (model, dim),
         ).fetchone()
         existing = 0 if row is None else int(str(row[0]))
-        if existing == 0 or count < existing:
+        if existing == 0 or count * 4 < existing:
             continue
         conn.execute(
             sql.SQL("DROP INDEX IF EXISTS {name}").format(
