@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Final
+from typing import Final, LiteralString
 
 import psycopg
 import psycopg_pool
@@ -62,17 +62,15 @@ def owner_settings(owner: str | None) -> Callable[[Conn], None]:
     return configure
 
 
-def enable_row_security(conn: Conn, tables: Sequence[str]) -> list[str]:
+def enable_row_security(conn: Conn, tables: Sequence[str], lock: LiteralString) -> list[str]:
     """Enable and force row-level security on those of ``tables`` (in the current schema)
-    that lack it, in one transaction under the schema's lock; the tables changed. Forced, so
-    the tables' owner is held to the policies too (superusers and BYPASSRLS roles never are).
-    ``conn``: autocommit, outside a transaction."""
+    that lack it, in one transaction that first runs ``lock`` (the schema's lock); the
+    tables changed. Forced, so the tables' owner is held to the policies too (superusers and
+    BYPASSRLS roles never are). ``conn``: autocommit, outside a transaction."""
     from psycopg import sql
 
-    from kioku.adapters.store.postgres.migrations import lock_key
-
     with conn.transaction():
-        conn.execute(f"SELECT pg_advisory_xact_lock({lock_key()})")
+        conn.execute(lock)
         done = conn.execute(
             "SELECT relname FROM pg_class WHERE relnamespace = current_schema()::regnamespace "
             "AND relname = ANY(%s) AND relrowsecurity AND relforcerowsecurity",

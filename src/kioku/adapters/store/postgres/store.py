@@ -112,7 +112,7 @@ class PostgresStore(
                 owner_settings(None)(conn)  # migrations see every row
                 migrations.migrate(conn)
                 if row_security:
-                    enable_row_security(conn, migrations.OWNER_TABLES)
+                    enable_row_security(conn, migrations.OWNER_TABLES, _SCHEMA_LOCK)
                 owner_settings(bound)(conn)
         except BaseException:
             pool.close()
