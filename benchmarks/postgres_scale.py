@@ -3,6 +3,13 @@
 
     python benchmarks/postgres_scale.py writers [--processes 8] [--seconds 60]
         [--store-url postgresql://...] [--schema NAME] [--json]
+    python benchmarks/postgres_scale.py load [--size 36500] [--singles 200]
+        [--store-url postgresql://...] [--schema NAME] [--json]
+
+``load`` times ``Store.add_many`` alone: ``--size`` synthetic memories (``recall_scale.py``'s,
+with the configured embedder's vectors, made before the clock starts) go into an empty store
+in growing batches (each as large as what is there, from 5,000), then ``--singles`` more one
+``add`` at a time (a memory joining a built index), on SQLite and then on PostgreSQL.
 
 ``--processes`` separate Python processes each open kioku on the same store and call
 ``Kioku.remember`` (analysis, embedding and the store's transaction, as a user's turn does)
@@ -12,7 +19,7 @@ has opened the store. Afterwards the parent reads the store
 and counts the acknowledged memories that are not there (lost: must be 0) and the memories
 there that no process acknowledged. SQLite runs first (one home, the file
 ``memories.db``), then PostgreSQL (the schema ``NAME``, dropped first) when ``--store-url``
-is given. Without a URL, only SQLite runs.
+is given. Without a URL, only SQLite runs (for both commands).
 """
 
 from __future__ import annotations
@@ -134,6 +141,54 @@ def _drop_schema(url: str, schema: str) -> None:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
 
 
+def _memories(kioku: Kioku, size: int, seed: int) -> list[Any]:
+    """``size`` memories as ``recall_scale.py`` makes them, with their vectors."""
+    import recall_scale
+
+    made: list[Any] = []
+    add_many = kioku.store.add_many
+    kioku.store.add_many = made.extend  # type: ignore[method-assign]
+    try:
+        recall_scale.fill(kioku, size, seed)
+    finally:
+        kioku.store.add_many = add_many  # type: ignore[method-assign]
+    return made
+
+
+def run_load(
+    label: str, home: Path, env: dict[str, str], memories: list[Any], singles: int
+) -> dict[str, Any]:
+    """Time ``add_many`` of ``memories`` minus the last ``singles``, then ``add`` of those."""
+    bulk, single = memories[: len(memories) - singles], memories[len(memories) - singles :]
+    with Kioku.open(home, env=env) as kioku:
+        store = kioku.store
+        t0 = time.perf_counter()
+        start = 0
+        batches = []
+        while start < len(bulk):
+            size = max(5000, start)
+            b0 = time.perf_counter()
+            store.add_many(bulk[start : start + size])
+            batches.append(round(time.perf_counter() - b0, 1))
+            start += size
+        bulk_s = time.perf_counter() - t0
+        times = []
+        for memory in single:
+            s0 = time.perf_counter()
+            store.add(memory)
+            times.append(time.perf_counter() - s0)
+    return {
+        "store": label,
+        "memories": len(bulk),
+        "bulk_seconds": round(bulk_s, 1),
+        "bulk_ms_per_memory": round(bulk_s / max(len(bulk), 1) * 1000, 2),
+        "batch_seconds": batches,
+        "singles": len(single),
+        "single_p50_ms": round(_percentile(times, 0.5), 1),
+        "single_p95_ms": round(_percentile(times, 0.95), 1),
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -143,7 +198,16 @@ def main() -> int:
     writers.add_argument("--store-url", help="also run on this PostgreSQL server (libpq URL)")
     writers.add_argument("--schema", default="writers_scale")
     writers.add_argument("--json", action="store_true")
+    load = sub.add_parser("load", help="add_many in bulk, then single adds")
+    load.add_argument("--size", type=int, default=36_500)
+    load.add_argument("--singles", type=int, default=200)
+    load.add_argument("--seed", type=int, default=7)
+    load.add_argument("--store-url", help="also run on this PostgreSQL server (libpq URL)")
+    load.add_argument("--schema", default="load_scale")
+    load.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.command == "load":
+        return _load(args)
     if args.processes < 1 or args.seconds <= 0:
         parser.error("--processes must be at least 1 and --seconds positive")
     results = []
@@ -171,6 +235,37 @@ def main() -> int:
         )
     failed = any(r["lost"] or any(code != 0 for code in r["exit_codes"]) for r in results)
     return 1 if failed else 0
+
+
+def _load(args: argparse.Namespace) -> int:
+    if not 0 <= args.singles < args.size:
+        raise SystemExit("--singles must be from 0 to less than --size")
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        sqlite_home = Path(tmp) / "sqlite"
+        sqlite_home.mkdir()
+        with Kioku.open(Path(tmp) / "maker", env={}) as maker:
+            memories = _memories(maker, args.size, args.seed)
+        results.append(run_load("sqlite", sqlite_home, {}, memories, args.singles))
+        if args.store_url:
+            _drop_schema(args.store_url, args.schema)
+            pg_home = Path(tmp) / "postgres"
+            pg_home.mkdir()
+            env = {"KIOKU_STORE_URL": args.store_url, "KIOKU_STORE__SCHEMA": args.schema}
+            results.append(run_load("postgres", pg_home, env, memories, args.singles))
+    for r in results:
+        print(
+            json.dumps(r)
+            if args.json
+            else (
+                f"{r['store']:8s} add_many of {r['memories']:,}: {r['bulk_seconds']} s "
+                f"({r['bulk_ms_per_memory']} ms a memory; batches {r['batch_seconds']} s); then "
+                f"{r['singles']} single adds: p50 {r['single_p50_ms']} ms, "
+                f"p95 {r['single_p95_ms']} ms"
+            ),
+            flush=True,
+        )
+    return 0
 
 
 if __name__ == "__main__":
