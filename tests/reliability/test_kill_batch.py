@@ -1,8 +1,8 @@
 """SIGKILL at random moments of ``kioku batch`` while 20 daily batches catch up.
 
-On SQLite a 10,000-memory store is copied twice; on PostgreSQL (leaner: 1,200 memories, 6
-days, 3 kills) two schemas are built the same way. The reference copy runs the 20 days one at a time
-without interruption, and its level counts and lifecycle log are kept after every day. The
+On SQLite a 10,000-memory store is copied twice; on PostgreSQL (leaner: 800 memories, 5
+days, 3 kills) two schemas are built the same way. The reference copy runs the 20 days one
+at a time without interruption, and its level counts and lifecycle log are kept after every day. The
 other copy is caught up by ``kioku batch --now`` processes, each killed with SIGKILL a random
 delay (from a seeded RNG) after it has committed its first day, so kills land inside a day's
 work. After every kill the store passes its integrity check and is exactly the
@@ -47,8 +47,8 @@ from tests.reliability.support import rows as query_rows
 TZ = ZoneInfo("Asia/Tokyo")
 DAY0 = datetime(2026, 2, 1, 3, 0, tzinfo=TZ)
 #: Days caught up, memories and kills per store (PostgreSQL leaner: the suite's time is shared).
-DAYS = {"sqlite": 20, "postgres": 6}
-SIZE = {"sqlite": 10_000, "postgres": 1_200}
+DAYS = {"sqlite": 20, "postgres": 5}
+SIZE = {"sqlite": 10_000, "postgres": 800}
 KILLS = {"sqlite": 6, "postgres": 3}
 CATEGORIES = ("casual", "work", "decision", "emotional")
 WORDS = "deploy index query garden river coffee train exam concert travel rain budget".split()

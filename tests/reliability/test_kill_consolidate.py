@@ -40,8 +40,8 @@ TZ = ZoneInfo("Asia/Tokyo")
 DAY0 = datetime(2026, 2, 1, 3, 0, tzinfo=TZ)
 #: Days, turns a day and kills per store (PostgreSQL leaner: the suite's time is shared).
 DAYS = {"sqlite": 10, "postgres": 4}
-PER_DAY = {"sqlite": 40, "postgres": 24}
-KILLS = {"sqlite": 5, "postgres": 3}
+PER_DAY = {"sqlite": 40, "postgres": 16}
+KILLS = {"sqlite": 5, "postgres": 2}
 PEOPLE = ["Ken", "Mia", "Sora", "Lena", "Omar", "Yui", "Theo", "Nina"]
 CITIES = ["Osaka", "Tokyo", "Kyoto", "Sapporo", "Fukuoka", "Nagoya"]
 TOOLS = ["PostgreSQL", "Redis", "Kafka", "SQLite", "Grafana"]

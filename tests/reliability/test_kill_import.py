@@ -33,8 +33,8 @@ from tests.reliability.support import (
 )
 
 #: Lines and kills per store (PostgreSQL leaner: the suite's time is shared).
-LINES = {"sqlite": 1600, "postgres": 400}
-KILLS = {"sqlite": 8, "postgres": 3}
+LINES = {"sqlite": 1600, "postgres": 240}
+KILLS = {"sqlite": 8, "postgres": 2}
 
 
 def _wait_for_progress(proc: subprocess.Popen[str], place: Place, before: int) -> bool:
