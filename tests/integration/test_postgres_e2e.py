@@ -98,10 +98,14 @@ def _with_password(url: str) -> str:
     return url.replace(":@", f":{PASSWORD}@", 1) if ":@" in url else url
 
 
-def _stats(env: dict[str, str]) -> dict[str, object]:
-    data = kioku(env, "stats", "--json").json()
-    assert isinstance(data, dict)
-    return data
+def _last_day(env: dict[str, str]) -> object:
+    """The store's last batch day, read on the server."""
+    import psycopg
+
+    options = f"-c search_path={env['KIOKU_STORE__SCHEMA']}"
+    with psycopg.connect(env["KIOKU_STORE_URL"], autocommit=True, options=options) as conn:
+        row = conn.execute("SELECT value FROM state WHERE key = 'batch_last_day'").fetchone()
+    return None if row is None else row[0]
 
 
 def test_init_names_the_server_with_its_password_masked(pg_env: dict[str, str]) -> None:
@@ -133,7 +137,7 @@ def test_hooks_and_the_overdue_batch_find_the_store_on_the_server(
         "--at", "2025-01-10T10:00:00+09:00",
     )  # fmt: skip
     assert not home.joinpath(DB_FILENAME).exists()
-    assert _stats(pg_env)["batch"]["last_day"] is None  # type: ignore[index]
+    assert _last_day(pg_env) is None
 
     payload = {"session_id": "s1", "hook_event_name": "SessionStart", "source": "startup"}
     hook = subprocess.run(
@@ -157,5 +161,5 @@ def test_hooks_and_the_overdue_batch_find_the_store_on_the_server(
     while '"status"' not in log.read_text() and time.monotonic() < deadline:
         time.sleep(0.2)
     assert '"status": "done"' in log.read_text(), log.read_text()
-    assert _stats(pg_env)["batch"]["last_day"] is not None  # type: ignore[index]
+    assert _last_day(pg_env) is not None
     assert not home.joinpath(DB_FILENAME).exists()

@@ -30,7 +30,7 @@ FIRST = "2025-01-11T04:00:00+09:00"
 FIRST_DAY = "2025-01-11"  # the batch day of FIRST
 LATER = "2025-02-20T04:00:00+09:00"
 LAST_DAY = "2025-02-20"  # forty days after FIRST_DAY
-WRITES = 8  # turns each owner writes through each server
+WRITES = 6  # turns each owner writes through each server
 
 
 @pytest.fixture
