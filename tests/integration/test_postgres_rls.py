@@ -153,3 +153,40 @@ def test_the_configuration_binds_a_service_opened_for_one_owner(
     with Kioku.open(home, env={**env, "KIOKU_STORE__ROW_SECURITY": "false"}, user_id="alice",
                     owner_bound=True) as unbound:  # fmt: skip
         assert getattr(unbound.store, "owner", None) is None  # the option is off
+
+
+def test_a_role_that_does_not_own_the_tables_needs_them_secured_first(
+    app_role: AppRole,
+    postgres_url: str,  # noqa: F811
+) -> None:
+    from psycopg.conninfo import make_conninfo
+
+    from kioku.adapters.store.postgres import open_postgres_schema
+    from kioku.errors import StoreError
+    from kioku.ports.store import MemoryFilter
+
+    with open_postgres_schema(app_role.conninfo, app_role.schema) as wide:  # option off
+        _remember(wide, "alice", "alice note")
+        _remember(wide, "bob", "bob note")
+    user = app_role.name + "_user"
+    admin(f"CREATE ROLE {user} LOGIN PASSWORD '{ROLE_PASSWORD}' NOSUPERUSER NOBYPASSRLS")
+    try:
+        for grant in (
+            f"GRANT USAGE ON SCHEMA {app_role.schema} TO {user}",
+            f"GRANT ALL ON ALL TABLES IN SCHEMA {app_role.schema} TO {user}",
+            f"GRANT ALL ON ALL SEQUENCES IN SCHEMA {app_role.schema} TO {user}",
+        ):
+            admin(grant)
+        conninfo = make_conninfo(postgres_url, user=user, password=ROLE_PASSWORD)
+        with pytest.raises(StoreError, match="row_security") as refused:
+            open_postgres_schema(conninfo, app_role.schema, owner="alice", row_security=True)
+        assert "memories" in str(refused.value)
+        # The owner turns it on once; then the other role's bound store works.
+        open_postgres_schema(app_role.conninfo, app_role.schema, row_security=True).close()
+        with open_postgres_schema(
+            conninfo, app_role.schema, owner="alice", row_security=True
+        ) as alice:
+            assert [m.user_id for m in alice.list(MemoryFilter())] == ["alice"]
+    finally:
+        admin(f"DROP OWNED BY {user}")
+        admin(f"DROP ROLE IF EXISTS {user}")
