@@ -164,8 +164,8 @@ _OLD_SNAPSHOTS: Final = (
 #: PostgreSQL 17, with the MAINTAIN privilege.
 _MAY_REWRITE_STATISTICS: Final = (
     "SELECT pg_has_role(current_user, d.datdba, 'USAGE') OR "
-    "(current_setting('server_version_num')::int >= 170000 "
-    "AND pg_has_role(current_user, 'pg_maintain', 'USAGE')) "
+    "CASE WHEN current_setting('server_version_num')::int >= 170000 "  # no pg_maintain before
+    "THEN pg_has_role(current_user, 'pg_maintain', 'USAGE') ELSE false END "
     "FROM pg_database AS d WHERE d.datname = current_database()"
 )
 #: Tables of the schema this role may not rewrite (VACUUM skips them with a warning only).
