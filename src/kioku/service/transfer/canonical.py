@@ -1,7 +1,8 @@
 """The canonical form of a row, the same whichever store it was read from, and checksums.
 
 Each value takes one form per column type (see :data:`.tables.ColumnType`): text as stored
-(times included: they are ISO 8601 text on both stores), ``int``, ``float`` (float64, exact),
+(times included: they are ISO 8601 text on both stores), ``int``, ``float`` (float64, exact;
+-0.0 is 0.0, since SQLite keeps no sign on a zero),
 flags as 0 or 1, lists and JSON as compact JSON text with sorted keys, and vectors as the
 bytes of their float32 values, little-endian. A row's digest is BLAKE2b of its ``repr``; a
 table's checksum is BLAKE2b over its rows' digests in sorted order, so it does not depend on
@@ -41,8 +42,13 @@ def canonical_json(text: object) -> str | None:
     """JSON text (or an already decoded value) in compact form with sorted keys."""
     if text is None:
         return None
-    value = json.loads(text) if isinstance(text, (str, bytes)) else text
+    value = json.loads(text, parse_float=_float) if isinstance(text, (str, bytes)) else text
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _float(text: str) -> float:
+    """A float with a zero's sign dropped (-0.0 is 0.0: SQLite keeps no sign on a zero)."""
+    return float(text) + 0.0
 
 
 def canonical_list(value: object) -> str:
@@ -79,7 +85,7 @@ def canonical_value(kind: ColumnType, value: object) -> object:
     if kind in ("int", "bool"):
         return int(str(value)) if not isinstance(value, (int, bool)) else int(value)
     if kind == "real":
-        return float(str(value)) if not isinstance(value, (int, float)) else float(value)
+        return (float(str(value)) if not isinstance(value, (int, float)) else float(value)) + 0.0
     if kind == "list":
         return canonical_list(value)
     if kind == "json":

@@ -205,6 +205,8 @@ DERIVED: Final[dict[str, dict[str, str]]] = {
         "term_docs": "document counts kept by triggers on memory_terms and originals",
         "lexical_totals": "totals kept by the same triggers",
         "vector_indexes": "the HNSW index of each embedding model, made with its first vector",
+        "memory_vectors": "the copy of each memory's vector under the HNSW indexes, kept by "
+        "triggers on memories",
         "schema_version": "the target's own migration log",
     },
 }

@@ -35,8 +35,6 @@ from kioku.service.transfer.tables import TableSpec
 
 __all__ = ["PostgresTables", "open_postgres_tables", "schema_exists"]
 
-#: Memory for building a vector index after the copy (the server's default is 64 MB).
-_BUILD_MEMORY: Final = "512MB"
 #: How each column type is selected and cast on insert.
 #: Vectors travel in binary: pgvector's send format out, a float8[] in (exact for float32).
 _READ: Final = {"json": "{}::text", "vector": "vector_send({})"}
@@ -201,7 +199,6 @@ class PostgresTables:
         """Make the HNSW index of each embedding model once its memories are all in: one
         build over every vector is much faster than adding them to the index one by one."""
         with self._store._writing() as conn:
-            conn.execute(f"SET LOCAL maintenance_work_mem = '{_BUILD_MEMORY}'")
             pairs = conn.execute(
                 "SELECT DISTINCT embedding_model, embedding_dim FROM memories "
                 "WHERE embedding_model IS NOT NULL"
