@@ -232,6 +232,24 @@ def test_two_servers_on_one_schema_see_every_write_and_keep_owners_apart(
                         assert client.get(f"v1/memories/{memory_id}").status_code == 404
                     for memory_id, _ in written[owner][:: WRITES // 2]:
                         assert client.get(f"v1/memories/{memory_id}").status_code == 200
+            # More of the API through bound connections: none of it sees the other owner.
+            own = {memory_id for memory_id, _ in written[owner]}
+            theirs = {memory_id for memory_id, _ in written[other]}
+            with b.client(keys[owner]) as client:
+                found = client.post("v1/search", json={"query": "note worker"})
+                assert found.status_code == 200, found.text
+                hits = {r["id"] for r in found.json()["results"]}
+                assert hits
+                assert hits <= own
+                for answer in (
+                    client.post("v1/recall", json={"query": "note through worker"}),
+                    client.get("v1/export"),
+                    client.post("v1/erasure/plan"),
+                ):
+                    assert answer.status_code == 200, answer.text
+                    assert not any(memory_id in answer.text for memory_id in theirs)
+                assert answer.json()["user_id"] == owner
+                assert answer.json()["memories"] == 2 * WRITES
     stored = _query(
         schema, "SELECT user_id, trigger, count(*) FROM memories GROUP BY user_id, trigger"
     )
