@@ -9,6 +9,7 @@ URL is never printed.
 from __future__ import annotations
 
 import hashlib
+import re
 import sqlite3
 from collections.abc import Iterator
 from datetime import datetime
@@ -95,12 +96,27 @@ def test_to_and_from_a_server_round_trip(home: Path, url: str, schema: str, tmp_
     same = ok(home, "migrate", "--from", url, "--schema", schema, "--json").json()
     assert same["copied"] == 0
     assert same["verified"] is True
+    # A dry run into an absent home counts every row and creates no file.
+    dry = ok(
+        tmp_path / "dry", "migrate", "--from", url, "--schema", schema, "--json", "--dry-run"
+    ).json()
+    assert dry["copied"] == sum(t["source_rows"] for t in dry["tables"]) > 0
+    assert not (tmp_path / "dry" / DB_FILENAME).exists()
 
 
-def test_a_dry_run_creates_nothing(home: Path, url: str, schema: str) -> None:
-    result = ok(home, "migrate", "--to", url, "--schema", schema, "--dry-run")
-    assert "dry run:" in result.out
-    assert "nothing written" in result.out
+def test_a_dry_run_creates_nothing(home: Path, url: str, schema: str, tmp_path: Path) -> None:
+    # --source names the store to copy (here a home directory) instead of --home's.
+    elsewhere = tmp_path / "elsewhere"
+    result = ok(
+        elsewhere, "migrate", "--to", url, "--schema", schema, "--dry-run", "--source", str(home)
+    )
+    assert str(home / DB_FILENAME) in result.out
+    counted = re.search(
+        r"dry run: (\d+) of (\d+) rows would be copied; nothing written", result.out
+    )
+    assert counted is not None, result.out
+    assert counted.group(1) == counted.group(2) != "0"
+    assert not elsewhere.exists()
     import psycopg
 
     with psycopg.connect(url) as conn:
