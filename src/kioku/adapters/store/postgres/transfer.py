@@ -204,6 +204,9 @@ class PostgresTables:
                 "WHERE embedding_model IS NOT NULL"
             ).fetchall()
             vectors.ensure_indexes(conn, {(str(m), int(str(d))) for m, d in pairs})
+            # Fresh statistics, so the planner walks the new index rather than scanning a
+            # table it still believes small.
+            conn.execute("ANALYZE memories, memory_terms, memory_vectors")
 
     def close(self) -> None:
         self._store.close()
