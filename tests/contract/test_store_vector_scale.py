@@ -18,7 +18,7 @@ import pytest
 
 from kioku.adapters.embedders.offline import HashEmbedder
 from kioku.core.model import Embedding, Memory
-from kioku.ports.store import MemoryFilter, Store
+from kioku.ports.store import MemoryFilter, MemoryPatch, Store
 from tests.contract.conftest import build_memory
 
 _SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
@@ -137,3 +137,41 @@ def test_the_hnsw_candidate_list_grows_with_the_limit_and_the_table(
     from kioku.adapters.store.postgres.vectors import ef_search
 
     assert ef_search(limit, rows) == expected
+
+
+def _vector_row_version(store: Store, memory_id: str) -> str | None:
+    """The ``xmin`` of the memory's ``memory_vectors`` row on PostgreSQL (None on SQLite):
+    it changes exactly when the row (and so its HNSW entry) is written again."""
+    if type(store).__name__ != "PostgresStore":
+        return None
+    with store._reading() as conn:  # type: ignore[attr-defined]
+        row = conn.execute(
+            "SELECT xmin::text FROM memory_vectors WHERE memory_id = %s", (memory_id,)
+        ).fetchone()
+    assert row is not None
+    return str(row[0])
+
+
+def test_score_and_recall_updates_leave_the_vector_alone(store: Store) -> None:
+
+    model = "test:three"
+    first = build_memory(1, embedding=Embedding(model, (1.0, 0.0, 0.0)))
+    second = build_memory(2, embedding=Embedding(model, (0.0, 1.0, 0.0)))
+    store.add_many([first, second])
+    version = _vector_row_version(store, first.id)
+
+    store.mark_recalled([first.id])
+    store.write_scores([first.id], [3.0], [0.9], [2], [12.5])
+    assert store.update(first.id, MemoryPatch(content="new text", retention_score=7.0))
+    assert _vector_row_version(store, first.id) == version
+    found = store.vector_search(model, (1.0, 0.0, 0.0), MemoryFilter(), 1)
+    assert [i for i, _ in found] == [first.id]
+
+    assert store.update(first.id, MemoryPatch(embedding=Embedding(model, (0.0, 0.0, 1.0))))
+    if version is not None:
+        assert _vector_row_version(store, first.id) != version
+    found = store.vector_search(model, (0.0, 0.0, 1.0), MemoryFilter(), 1)
+    assert [i for i, _ in found] == [first.id]
+    assert [i for i, _ in store.vector_search(model, (0.0, 1.0, 0.0), MemoryFilter(), 1)] == [
+        second.id
+    ]
