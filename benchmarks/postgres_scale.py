@@ -6,6 +6,15 @@
     python benchmarks/postgres_scale.py load [--size 36500] [--singles 200]
         [--store-url postgresql://...] [--schema NAME] [--json]
 
+    python benchmarks/postgres_scale.py hnsw --store-url postgresql://... [--size 100000]
+        [--ef 200,400,800,1000] [--m 16] [--ef-construction 128] [--schema NAME]
+
+``hnsw`` measures the index alone: ``--size`` vectors of ``recall_scale.py``'s texts (the
+configured embedder) in a bare table of the schema ``NAME`` (dropped first), one HNSW index
+(cosine) built with ``--m`` and ``--ef-construction`` (timed), then recall@10 against exact
+numpy search and the median query time for each ``hnsw.ef_search`` of ``--ef``, over 100 of
+``recall_scale.py``'s short queries.
+
 ``load`` times ``Store.add_many`` alone: ``--size`` synthetic memories (``recall_scale.py``'s,
 with the configured embedder's vectors, made before the clock starts) go into an empty store
 in growing batches (each as large as what is there, from 5,000), then ``--singles`` more one
@@ -189,6 +198,88 @@ def run_load(
     }
 
 
+def run_hnsw(args: argparse.Namespace) -> dict[str, Any]:
+    """Build one HNSW index over ``args.size`` vectors and sweep ``hnsw.ef_search``."""
+    import random
+
+    import numpy as np
+    import psycopg
+    import recall_scale
+    from psycopg import sql
+
+    from kioku.adapters.store.postgres.codec import encode_vector, vector_param
+
+    rng = random.Random(args.seed)
+    texts = []
+    for _ in range(args.size):
+        trigger, content = recall_scale._text(rng)
+        texts.append(f"{trigger}\n{content}")
+    queries = recall_scale.short_queries(random.Random(args.seed + 1), 80)[:100]
+    with tempfile.TemporaryDirectory() as tmp, Kioku.open(Path(tmp), env={}) as kioku:
+        embed = kioku.embedder.embed
+        matrix = np.vstack([embed(texts[i : i + 5000]) for i in range(0, len(texts), 5000)])
+        wanted = embed(queries)
+    dim = matrix.shape[1]
+    unit = matrix / np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    _drop_schema(args.store_url, args.schema)
+    with psycopg.connect(args.store_url, autocommit=True) as conn:
+        name = sql.Identifier(args.schema)
+        conn.execute(sql.SQL("CREATE SCHEMA {}").format(name))
+        conn.execute(sql.SQL("SET search_path TO {}, public").format(name))
+        conn.execute("CREATE TABLE vectors (id integer PRIMARY KEY, embedding vector)")
+        with conn.cursor() as cursor, cursor.copy("COPY vectors FROM STDIN") as copy:
+            for row, values in enumerate(matrix):
+                copy.write_row((row, encode_vector(values.tolist())))
+        conn.execute("SET maintenance_work_mem = '512MB'")
+        t0 = time.perf_counter()
+        conn.execute(
+            sql.SQL(
+                "CREATE INDEX ON vectors USING hnsw ((embedding::vector({dim})) "
+                "vector_cosine_ops) WITH (m = {m}, ef_construction = {efc})"
+            ).format(
+                dim=sql.Literal(dim),
+                m=sql.Literal(args.m),
+                efc=sql.Literal(args.ef_construction),
+            )
+        )
+        build_s = time.perf_counter() - t0
+        conn.execute("ANALYZE vectors")
+        search = sql.SQL(
+            "SELECT id FROM vectors ORDER BY embedding::vector({dim}) <=> %s::vector({dim}) "
+            "LIMIT 10"
+        ).format(dim=sql.Literal(dim))
+        sweep = []
+        for ef in (int(v) for v in args.ef.split(",") if v):
+            conn.execute(sql.SQL("SET hnsw.ef_search = {}").format(sql.Literal(ef)))
+            found = total = 0
+            times = []
+            for query in wanted:
+                if not np.any(query):
+                    continue
+                exact = unit @ (query / np.linalg.norm(query))
+                tenth = np.partition(exact, exact.size - 10)[exact.size - 10]
+                t0 = time.perf_counter()
+                rows = conn.execute(search, (vector_param(query.tolist()),)).fetchall()
+                times.append(time.perf_counter() - t0)
+                found += sum(1 for (row,) in rows if exact[row] >= tenth - 1e-5)
+                total += 10
+            sweep.append(
+                {
+                    "ef_search": ef,
+                    "recall_at_10": round(found / max(total, 1), 3),
+                    "query_p50_ms": round(_percentile(times, 0.5), 1),
+                }
+            )
+    return {
+        "vectors": args.size,
+        "dim": dim,
+        "m": args.m,
+        "ef_construction": args.ef_construction,
+        "build_seconds": round(build_s, 1),
+        "sweep": sweep,
+    }
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -205,7 +296,18 @@ def main() -> int:
     load.add_argument("--store-url", help="also run on this PostgreSQL server (libpq URL)")
     load.add_argument("--schema", default="load_scale")
     load.add_argument("--json", action="store_true")
+    hnsw = sub.add_parser("hnsw", help="one HNSW index: build time, recall@10 per ef_search")
+    hnsw.add_argument("--store-url", required=True)
+    hnsw.add_argument("--schema", default="hnsw_scale")
+    hnsw.add_argument("--size", type=int, default=100_000)
+    hnsw.add_argument("--ef", default="200,400,800,1000")
+    hnsw.add_argument("--m", type=int, default=16)
+    hnsw.add_argument("--ef-construction", type=int, default=128)
+    hnsw.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
+    if args.command == "hnsw":
+        print(json.dumps(run_hnsw(args)), flush=True)
+        return 0
     if args.command == "load":
         return _load(args)
     if args.processes < 1 or args.seconds <= 0:
