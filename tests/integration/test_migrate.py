@@ -28,6 +28,8 @@ from kioku.adapters.store.sqlite.transfer import SqliteTables, open_sqlite_table
 from kioku.core.lifecycle.links import Link
 from kioku.core.usage import Usage
 from kioku.ports.store_records import MidTermEntry, Resolution
+from kioku.ports.transfer.canonical import Row, canonical_value, row_digest
+from kioku.ports.transfer.tables import table
 from kioku.service.keys import create_key
 from kioku.service.paths import DB_FILENAME
 from kioku.service.transfer import (
@@ -39,9 +41,7 @@ from kioku.service.transfer import (
     copy_store,
     uncovered,
 )
-from kioku.service.transfer.canonical import Row, canonical_value, row_digest
 from kioku.service.transfer.copy import table_rows
-from kioku.service.transfer.tables import table
 from tests.postgres_server import admin, postgres_url  # noqa: F401 (a fixture)
 
 TZ = ZoneInfo("Asia/Tokyo")
@@ -456,7 +456,7 @@ def test_canonical_rows_survive_both_stores(
     import json
 
     spec = table("lifecycle_log")
-    from kioku.service.transfer.canonical import canonical_json
+    from kioku.ports.transfer.canonical import canonical_json
 
     rows = [
         (

@@ -7,14 +7,14 @@ writes its own tables (``kioku.adapters.store.<backend>.transfer``).
 
 from __future__ import annotations
 
-from kioku.service.transfer.access import TableAccess
+from kioku.ports.transfer.access import TableAccess
+from kioku.ports.transfer.tables import DERIVED, TABLES, TableSpec, uncovered
 from kioku.service.transfer.copy import (
     MigrationConflictError,
     MigrationReport,
     TableReport,
     copy_store,
 )
-from kioku.service.transfer.tables import DERIVED, TABLES, TableSpec, uncovered
 
 __all__ = [
     "DERIVED",

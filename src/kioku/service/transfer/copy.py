@@ -18,10 +18,10 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from kioku.errors import KiokuError
+from kioku.ports.transfer.access import TableAccess
+from kioku.ports.transfer.canonical import Row, TableSum, row_digest
+from kioku.ports.transfer.tables import SKIPPED_STATE, TABLES, TableSpec
 from kioku.records import Record
-from kioku.service.transfer.access import TableAccess
-from kioku.service.transfer.canonical import Row, TableSum, row_digest
-from kioku.service.transfer.tables import SKIPPED_STATE, TABLES, TableSpec
 
 __all__ = [
     "ERASURE_KEY",

@@ -11,10 +11,10 @@ from pathlib import Path
 
 from kioku.config.store_url import mask_url, schema_problem, url_problem
 from kioku.errors import ConfigError, KiokuError, ValidationError
+from kioku.ports.transfer.access import TableAccess
+from kioku.ports.transfer.canonical import Row
+from kioku.ports.transfer.tables import TableSpec
 from kioku.service.paths import DB_FILENAME
-from kioku.service.transfer.access import TableAccess
-from kioku.service.transfer.canonical import Row
-from kioku.service.transfer.tables import TableSpec
 
 __all__ = [
     "EmptyTables",

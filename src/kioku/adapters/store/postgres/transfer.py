@@ -30,8 +30,8 @@ from kioku.adapters.store.postgres.store import PostgresStore, open_postgres_sch
 from kioku.adapters.store.sqlite.search import terms_text
 from kioku.config.store_url import mask_url
 from kioku.errors import StoreError
-from kioku.service.transfer.canonical import Row, canonical_value, vector_values
-from kioku.service.transfer.tables import TableSpec
+from kioku.ports.transfer.canonical import Row, canonical_value, vector_values
+from kioku.ports.transfer.tables import TableSpec
 
 __all__ = ["PostgresTables", "open_postgres_tables", "schema_exists"]
 

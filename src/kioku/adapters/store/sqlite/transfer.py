@@ -20,8 +20,8 @@ from kioku.adapters.store.sqlite import search
 from kioku.adapters.store.sqlite.originals import _pack, _unpack
 from kioku.adapters.store.sqlite.store import SqliteStore, open_sqlite_store
 from kioku.adapters.store.sqlite.vector_version import bump_version
-from kioku.service.transfer.canonical import Row, canonical_value, vector_values
-from kioku.service.transfer.tables import TableSpec
+from kioku.ports.transfer.canonical import Row, canonical_value, vector_values
+from kioku.ports.transfer.tables import TableSpec
 
 __all__ = ["SqliteTables", "open_sqlite_tables"]
 

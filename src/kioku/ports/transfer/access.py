@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Protocol
 
-from kioku.service.transfer.canonical import Row
-from kioku.service.transfer.tables import TableSpec
+from kioku.ports.transfer.canonical import Row
+from kioku.ports.transfer.tables import TableSpec
 
 __all__ = ["TableAccess"]
 

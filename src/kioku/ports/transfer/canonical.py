@@ -19,7 +19,7 @@ from hashlib import blake2b
 from typing import Final
 
 from kioku.errors import ValidationError
-from kioku.service.transfer.tables import ColumnType
+from kioku.ports.transfer.tables import ColumnType
 
 __all__ = [
     "Row",
