@@ -42,9 +42,12 @@ def vacuum_cmd(state: CliState, as_json: bool) -> None:
         )
         return
     click.echo(f"vacuumed: {_size(before)} -> {_size(after)} (database and write-ahead log)")
-    if not scrub.wal_truncated:
+    if not scrub.wal_truncated or not scrub.index_merged:
+        # SQLite: a reader held the write-ahead log; PostgreSQL: what the scrub could not
+        # do, and what an administrator must run or set (the detail names it).
         click.echo(
-            f"warning: the write-ahead log was not truncated ({scrub.wal_detail}); retry later",
+            "warning: erased text may stay in the store's files until this is resolved: "
+            f"{scrub.wal_detail or 'unknown reason'}; then run `kioku vacuum` again",
             err=True,
         )
 
