@@ -10,12 +10,16 @@ turns as JSON arrays), so :mod:`kioku.adapters.store.sqlite.consolidation_schema
 from __future__ import annotations
 
 import builtins
-import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 from typing import Final
 
+from kioku.adapters.store.arguments import moment as _moment
+from kioku.adapters.store.arguments import nonempty_text as _text
+from kioku.adapters.store.arguments import report_json as _report_json
+from kioku.adapters.store.arguments import text_list as _texts
+from kioku.adapters.store.arguments import version_of as _version_of
 from kioku.adapters.store.postgres.connection import Conn
 from kioku.adapters.store.postgres.queries import check_page, sql_int
 from kioku.adapters.store.sqlite.consolidation_schema import (
@@ -24,10 +28,8 @@ from kioku.adapters.store.sqlite.consolidation_schema import (
     read_run,
     read_version,
 )
-from kioku.core.kinds import KnowledgeDetails, ProcedureDetails
 from kioku.core.kinds_json import check_details, details_to_json
 from kioku.core.model import Memory
-from kioku.core.timefmt import format_ts
 from kioku.errors import MemoryNotFoundError, ValidationError
 from kioku.ports.store_records import (
     ConsolidationDoneError,
@@ -61,39 +63,6 @@ _MIDTERM_UPSERT: Final = (
     "keywords = excluded.keywords, turns = excluded.turns, turn_count = excluded.turn_count, "
     "session_id = excluded.session_id"
 )
-
-
-def _text(field: str, value: object) -> str:
-    if not isinstance(value, str) or not value:
-        raise ValidationError(field, value, "non-empty text")
-    return value
-
-
-def _texts(field: str, values: object) -> list[str]:
-    if not isinstance(values, tuple | list) or not all(isinstance(v, str) for v in values):
-        raise ValidationError(field, values, "a sequence of strings")
-    return list(values)
-
-
-def _moment(moment: datetime, field: str) -> tuple[str, float]:
-    """``(ISO text, seconds since the epoch)`` of a timezone-aware ``moment``."""
-    if not isinstance(moment, datetime) or moment.tzinfo is None or moment.utcoffset() is None:
-        raise ValidationError(field, moment, "a timezone-aware datetime")
-    return format_ts(moment), moment.timestamp()
-
-
-def _report_json(report: Mapping[str, object]) -> str:
-    try:
-        return json.dumps(dict(report), ensure_ascii=False, sort_keys=True, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise ValidationError("report", type(report).__name__, "JSON of counts and ids") from exc
-
-
-def _version_of(memory: Memory) -> int:
-    details = memory.details
-    if isinstance(details, KnowledgeDetails | ProcedureDetails):
-        return int(details.version)
-    return 1
 
 
 class ConsolidationPart:

@@ -10,12 +10,16 @@ is compared (see :mod:`.consolidation_schema`).
 from __future__ import annotations
 
 import builtins
-import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
 
+from kioku.adapters.store.arguments import moment as _moment
+from kioku.adapters.store.arguments import nonempty_text as _text
+from kioku.adapters.store.arguments import report_json as _report_json
+from kioku.adapters.store.arguments import text_list
+from kioku.adapters.store.arguments import version_of as _version_of
 from kioku.adapters.store.sqlite import erasure, rows
 from kioku.adapters.store.sqlite.codec import encode_text_list
 from kioku.adapters.store.sqlite.consolidation_schema import (
@@ -38,10 +42,8 @@ from kioku.adapters.store.sqlite.queries import (
     sql_int,
     where_clause,
 )
-from kioku.core.kinds import KnowledgeDetails, ProcedureDetails
 from kioku.core.kinds_json import check_details, details_to_json
 from kioku.core.model import Memory
-from kioku.core.timefmt import format_ts
 from kioku.errors import MemoryNotFoundError, ValidationError
 from kioku.ports.store import (
     ActivityFields,
@@ -56,41 +58,12 @@ from kioku.ports.store import (
 __all__ = ["ConsolidationPart"]
 
 
-def _text(field: str, value: object) -> str:
-    if not isinstance(value, str) or not value:
-        raise ValidationError(field, value, "non-empty text")
-    return value
-
-
 def _texts(field: str, values: object) -> str:
-    if not isinstance(values, tuple | list) or not all(isinstance(v, str) for v in values):
-        raise ValidationError(field, values, "a sequence of strings")
-    return encode_text_list(values)
-
-
-def _moment(moment: datetime, field: str) -> tuple[str, float]:
-    """``(ISO text, seconds since the epoch)`` of a timezone-aware ``moment``."""
-    if not isinstance(moment, datetime) or moment.tzinfo is None or moment.utcoffset() is None:
-        raise ValidationError(field, moment, "a timezone-aware datetime")
-    return format_ts(moment), moment.timestamp()
+    return encode_text_list(text_list(field, values))
 
 
 def _at(moment: datetime, field: str) -> float:
     return _moment(moment, field)[1]
-
-
-def _report_json(report: Mapping[str, object]) -> str:
-    try:
-        return json.dumps(dict(report), ensure_ascii=False, sort_keys=True, allow_nan=False)
-    except (TypeError, ValueError) as exc:
-        raise ValidationError("report", type(report).__name__, "JSON of counts and ids") from exc
-
-
-def _version_of(memory: Memory) -> int:
-    details = memory.details
-    if isinstance(details, KnowledgeDetails | ProcedureDetails):
-        return int(details.version)
-    return 1
 
 
 class ConsolidationPart:
