@@ -14,6 +14,7 @@ compaction in :mod:`.maintenance`.
 from __future__ import annotations
 
 import builtins
+import contextlib
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -433,7 +434,10 @@ def open_postgres_schema(
                 found = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,))
                 if found.fetchone() is None:
                     create = sql.SQL("CREATE SCHEMA IF NOT EXISTS {}")
-                    conn.execute(create.format(sql.Identifier(schema)))
+                    # Another process may create it between the check and here.
+                    taken = (psycopg.errors.UniqueViolation, psycopg.errors.DuplicateSchema)
+                    with contextlib.suppress(*taken):
+                        conn.execute(create.format(sql.Identifier(schema)))
         except psycopg.OperationalError as exc:
             raise StoreError(
                 f"cannot connect to {where}: {_first_line(exc)}",
