@@ -6,6 +6,7 @@ the :class:`~kioku.errors.StoreError` family, with a hint that says what to do.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Final, LiteralString
@@ -20,7 +21,9 @@ __all__ = [
     "DEFAULT_POOL_MAX",
     "DEFAULT_TIMEOUT_S",
     "Conn",
+    "create_schema",
     "enable_row_security",
+    "first_line",
     "open_pool",
     "owner_settings",
     "redacted",
@@ -44,6 +47,37 @@ def redacted(url: str) -> str:
     host = params.get("host") or "localhost"
     name = params.get("dbname") or params.get("user") or ""
     return f"postgresql://{host}/{name}"
+
+
+def first_line(exc: BaseException) -> str:
+    """The first line of an error's message (psycopg's go on with context), or its type."""
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def create_schema(url: str, schema: str, timeout_s: float) -> None:
+    """Create ``schema`` on the server at ``url`` when it is missing."""
+    from psycopg import sql
+
+    where = redacted(url)
+    with translating(where):
+        try:
+            with psycopg.connect(url, autocommit=True, connect_timeout=int(timeout_s)) as conn:
+                # Created only when missing: a role without CREATE on the database can use
+                # a schema made for it.
+                found = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,))
+                if found.fetchone() is None:
+                    create = sql.SQL("CREATE SCHEMA IF NOT EXISTS {}")
+                    # Another process may create it between the check and here.
+                    taken = (pg_errors.UniqueViolation, pg_errors.DuplicateSchema)
+                    with contextlib.suppress(*taken):
+                        conn.execute(create.format(sql.Identifier(schema)))
+        except psycopg.OperationalError as exc:
+            raise StoreError(
+                f"cannot connect to {where}: {first_line(exc)}",
+                hint="check store.url (KIOKU_STORE_URL), that the server runs, "
+                "and that it accepts this role",
+            ) from None
 
 
 def owner_settings(owner: str | None) -> Callable[[Conn], None]:
@@ -98,15 +132,19 @@ def open_pool(
     max_size: int,
     timeout: float,
     configure: Callable[[Conn], None] | None = None,
+    connect_timeout: int | None = None,
 ) -> psycopg_pool.ConnectionPool:
     """A pool of autocommit connections to ``url``, opened and checked; ``configure`` runs
-    on each new connection."""
+    on each new connection; ``connect_timeout``: seconds libpq waits for each connection."""
+    kwargs: dict[str, object] = {"autocommit": True}
+    if connect_timeout is not None:
+        kwargs["connect_timeout"] = connect_timeout
     pool: psycopg_pool.ConnectionPool = psycopg_pool.ConnectionPool(
         url,
         min_size=1,
         max_size=max_size,
         timeout=timeout,
-        kwargs={"autocommit": True},
+        kwargs=kwargs,
         configure=configure,
         open=False,
         name="kioku",

@@ -1,15 +1,17 @@
 """The PostgreSQL store's part for lexical search and originals (schema version 2).
 
 A mixin of :class:`.store.PostgresStore`, kept apart so the store module stays readable. It
-uses only the store's ``_reading``/``_writing`` transactions; the work is in :mod:`.lexical`.
+uses only the store's ``_reading``/``_writing`` transactions, and ``_searching`` for the
+searches a read replica may answer (:mod:`.replica`); the work is in :mod:`.lexical`.
 """
 
 from __future__ import annotations
 
 import builtins
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
+from typing import TypeVar
 
 from kioku.adapters.store.postgres import lexical
 from kioku.adapters.store.postgres.connection import Conn
@@ -21,6 +23,8 @@ from kioku.ports.store_records import Original
 
 __all__ = ["SearchPart"]
 
+_T = TypeVar("_T")
+
 
 class SearchPart:
     """Store methods of lexical search and cold storage of originals."""
@@ -31,22 +35,24 @@ class SearchPart:
     def _writing(self) -> AbstractContextManager[Conn]:
         raise NotImplementedError
 
+    def _searching(self, work: Callable[[Conn], _T]) -> _T:
+        raise NotImplementedError
+
     def search_lexical(
         self, terms: Sequence[str], flt: MemoryFilter, limit: int
     ) -> builtins.list[tuple[str, float]]:
         check_page(limit, 0)
         scope, params = and_clause(scope_filter(flt), "m.")
-        with self._reading() as conn:
-            return lexical.search(conn, lexical.MEMORY_TERMS, terms, scope, params, limit)
+        return self._searching(
+            lambda conn: lexical.search(conn, lexical.MEMORY_TERMS, terms, scope, params, limit)
+        )
 
     def term_documents(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
-        with self._reading() as conn:
-            return lexical.documents(conn, terms)
+        return self._searching(lambda conn: lexical.documents(conn, terms))
 
     def known_terms(self, terms: Sequence[str], flt: MemoryFilter) -> frozenset[str]:
         scope, params = and_clause(scope_filter(flt), "m.")
-        with self._reading() as conn:
-            return lexical.known(conn, terms, scope, params)
+        return self._searching(lambda conn: lexical.known(conn, terms, scope, params))
 
     def indexed_terms(self, memory_ids: Sequence[str]) -> dict[str, frozenset[str]]:
         with self._reading() as conn:
@@ -94,5 +100,6 @@ class SearchPart:
     ) -> builtins.list[tuple[str, float]]:
         check_page(limit, 0)
         scope, params = and_clause(scope_filter(flt), "m.")
-        with self._reading() as conn:
-            return lexical.search(conn, lexical.ORIGINALS, terms, scope, params, limit)
+        return self._searching(
+            lambda conn: lexical.search(conn, lexical.ORIGINALS, terms, scope, params, limit)
+        )

@@ -8,19 +8,19 @@ Every write method runs in its own level, so a failed call undoes only itself. R
 ``atomic()`` take a connection for one read-only, repeatable-read transaction.
 
 Erasure's audit log and backups manifest are in :mod:`.erasure`; backups, scrubbing and
-compaction in :mod:`.maintenance`.
+compaction in :mod:`.maintenance`. With a ``read_url``, searches go to a read replica
+(:mod:`.replica`).
 """
 
 from __future__ import annotations
 
 import builtins
-import contextlib
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import Final
+from typing import Final, TypeVar
 
 import psycopg
 import psycopg_pool
@@ -32,6 +32,7 @@ from kioku.adapters.store.postgres.connection import (
     DEFAULT_POOL_MAX,
     DEFAULT_TIMEOUT_S,
     Conn,
+    create_schema,
     enable_row_security,
     open_pool,
     owner_settings,
@@ -52,6 +53,7 @@ from kioku.adapters.store.postgres.queries import (
     where_clause,
 )
 from kioku.adapters.store.postgres.reads import ReadsPart
+from kioku.adapters.store.postgres.replica import Replica, replica_conninfo
 from kioku.adapters.store.postgres.search_part import SearchPart
 from kioku.core.model import Memory
 from kioku.errors import StoreError, ValidationError
@@ -66,6 +68,7 @@ _NAMED_CLASS: Final = migrations.LOCK_CLASS + 1
 _NAMED_KEY: Final = "%s, hashtext(current_schema() || ':' || %s)"
 _TRY_NAMED: Final = f"SELECT pg_try_advisory_lock({_NAMED_KEY})"
 _FREE_NAMED: Final = f"SELECT pg_advisory_unlock({_NAMED_KEY})"
+_T = TypeVar("_T")
 
 
 class _Held(threading.local):
@@ -95,11 +98,13 @@ class PostgresStore(
         timeout_s: float = DEFAULT_TIMEOUT_S,
         owner: str | None = None,
         row_security: bool = False,
+        read_url: str | None = None,
     ) -> None:
         """``row_security``: enable the owner policies on the tables with ``user_id``
         (migration 8), and with ``owner`` bind every connection to that user, so that even
         a statement without a filter sees and writes that user's rows only. Without
-        ``owner`` (or without ``row_security``) the connections are store-wide."""
+        ``owner`` (or without ``row_security``) the connections are store-wide.
+        ``read_url``: a streaming replica of the server for searches (:mod:`.replica`)."""
         self._where = redacted(url)
         self._held = _Held()
         bound = owner if row_security else None
@@ -119,6 +124,9 @@ class PostgresStore(
             pool.close()
             raise
         self._pool: psycopg_pool.ConnectionPool | None = pool
+        self._replica: Replica | None = None
+        if read_url:
+            self._replica = Replica(read_url, pool_max, timeout_s, owner_settings(bound))
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -129,6 +137,9 @@ class PostgresStore(
 
     def close(self) -> None:
         pool, self._pool = self._pool, None
+        replica, self._replica = self._replica, None
+        if replica is not None:
+            replica.close()
         if pool is not None:
             pool.close()
 
@@ -229,6 +240,16 @@ class PostgresStore(
         with translating(self._where), pool.connection() as conn, conn.transaction():
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             yield conn
+
+    def _searching(self, work: Callable[[Conn], _T]) -> _T:
+        """``work`` (a search read) on the read replica when there is one, outside
+        ``atomic()``; else, or when the replica fails, as :meth:`_reading` does."""
+        replica = self._replica
+        if replica is None or self._held.conn is not None:
+            with self._reading() as conn:
+                return work(conn)
+        self._open_pool()  # a closed store says so
+        return replica.run(work, self._reading)
 
     # -- writes ------------------------------------------------------------------------
 
@@ -383,8 +404,7 @@ class PostgresStore(
         self, model: str, query: Sequence[float], flt: MemoryFilter, limit: int
     ) -> builtins.list[tuple[str, float]]:
         check_page(limit, 0)
-        with self._reading() as conn:
-            return vectors.search(conn, model, query, flt, limit)
+        return self._searching(lambda conn: vectors.search(conn, model, query, flt, limit))
 
     def save_vector_cache(self, model: str) -> None:
         """Nothing to do: the HNSW index is the cache, kept by PostgreSQL itself."""
@@ -401,10 +421,16 @@ def open_postgres_store(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     owner: str | None = None,
     row_security: bool = False,
+    read_url: str | None = None,
 ) -> PostgresStore:
     """Open (creating and migrating the schema as needed) the PostgreSQL store at ``url``."""
     return PostgresStore(
-        url, pool_max=pool_max, timeout_s=timeout_s, owner=owner, row_security=row_security
+        url,
+        pool_max=pool_max,
+        timeout_s=timeout_s,
+        owner=owner,
+        row_security=row_security,
+        read_url=read_url,
     )
 
 
@@ -416,41 +442,22 @@ def open_postgres_schema(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     owner: str | None = None,
     row_security: bool = False,
+    read_url: str | None = None,
 ) -> PostgresStore:
     """Open the store kept in ``schema`` of the server at ``url``, creating the schema when
     it is missing. Its connections search ``schema`` first, then ``public`` (where pgvector
-    is usually installed); the URL's own ``options`` are replaced. ``owner`` and
-    ``row_security``: as :class:`PostgresStore`."""
-    import psycopg
-    from psycopg import sql
+    is usually installed); the URL's own ``options`` are replaced, and so are those of
+    ``read_url`` (a read replica: nothing is created there). ``owner``, ``row_security``
+    and ``read_url``: as :class:`PostgresStore`."""
     from psycopg.conninfo import make_conninfo
 
-    where = redacted(url)
-    with translating(where):
-        try:
-            with psycopg.connect(url, autocommit=True, connect_timeout=int(timeout_s)) as conn:
-                # Created only when missing: a role without CREATE on the database can use
-                # a schema made for it.
-                found = conn.execute("SELECT 1 FROM pg_namespace WHERE nspname = %s", (schema,))
-                if found.fetchone() is None:
-                    create = sql.SQL("CREATE SCHEMA IF NOT EXISTS {}")
-                    # Another process may create it between the check and here.
-                    taken = (psycopg.errors.UniqueViolation, psycopg.errors.DuplicateSchema)
-                    with contextlib.suppress(*taken):
-                        conn.execute(create.format(sql.Identifier(schema)))
-        except psycopg.OperationalError as exc:
-            raise StoreError(
-                f"cannot connect to {where}: {_first_line(exc)}",
-                hint="check store.url (KIOKU_STORE_URL), that the server runs, "
-                "and that it accepts this role",
-            ) from None
+    create_schema(url, schema, timeout_s)
     options = f"-c search_path={schema},public"
-    conninfo = make_conninfo(url, options=options)
     return PostgresStore(
-        conninfo, pool_max=pool_max, timeout_s=timeout_s, owner=owner, row_security=row_security
+        make_conninfo(url, options=options),
+        pool_max=pool_max,
+        timeout_s=timeout_s,
+        owner=owner,
+        row_security=row_security,
+        read_url=replica_conninfo(read_url, options) if read_url else None,
     )
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0] if text else type(exc).__name__
