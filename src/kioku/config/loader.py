@@ -6,7 +6,8 @@ variables (names case-insensitive, ``__`` between levels), e.g.
 ``KIOKU_LEVELS__LEVEL1_THRESHOLD=60`` or ``KIOKU_RETENTION__DECAY_BY_CATEGORY__WORK__MAX=0.93``.
 A value is read as a TOML value when it parses as one (``60``, ``0.93``, ``true``,
 ``"text"``) and as plain text otherwise; text keys always take the text as written.
-``KIOKU_STORE_URL`` is a short name for ``KIOKU_STORE__URL`` (the PostgreSQL server).
+``KIOKU_STORE_URL`` is a short name for ``KIOKU_STORE__URL`` (the PostgreSQL server), and
+``KIOKU_STORE_READ_URL`` for ``KIOKU_STORE__READ_URL`` (its read replica).
 """
 
 from __future__ import annotations
@@ -31,7 +32,12 @@ DEFAULT_CONFIG_FILENAME = "config.toml"
 ENV_PREFIX = "KIOKU_"
 _FILE_KEY = "config_file"
 #: Single-underscore names that are overrides too: variable → dotted key.
-_ALIASES = {"KIOKU_STORE_URL": ("store", "url")}
+_ALIASES = {
+    "KIOKU_STORE_URL": ("store", "url"),
+    "KIOKU_STORE_READ_URL": ("store", "read_url"),
+}
+#: Keys whose values may hold a password: shown masked in errors.
+_URL_KEYS = frozenset(_ALIASES.values())
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
 
 
@@ -202,7 +208,7 @@ def _env_overrides(env: Mapping[str, str]) -> list[tuple[tuple[str, ...], object
 
             raise ConfigError(
                 ".".join(parts),
-                mask_url(env[var]) if parts == ("store", "url") else env[var],
+                mask_url(env[var]) if parts in _URL_KEYS else env[var],
                 "a single environment variable per key",
                 source=f"env:{var}",
                 hint=f"{found[parts]} and {var} set the same key; unset one",

@@ -134,6 +134,9 @@ _COMMENTS: dict[str, str] = {
         "PostgreSQL server, postgresql://user:password@host:port/dbname "
         "(env KIOKU_STORE_URL); empty: SQLite."
     ),
+    "store.read_url": (
+        "Streaming replica of store.url for searches (env KIOKU_STORE_READ_URL); empty: none."
+    ),
     "store.schema": "PostgreSQL schema holding kioku's tables (created when missing).",
     "store.row_security": "PostgreSQL: row-level security, each key's owner sees its rows only.",
     "context.preset": 'Pruning preset: "balanced", "conservative" or "aggressive" (spec 002).',

@@ -266,6 +266,10 @@ class StoreConfig(Record):
     busy_timeout_ms: int = 30_000
     #: ``postgresql://user:password@host:port/dbname``; empty: the SQLite file in the home.
     url: str = ""
+    #: A streaming replica (hot standby) of that server for searches: lexical and vector
+    #: search only, outside transactions; the memories found are read from ``url``, and
+    #: every write goes there. Empty: everything on ``url`` (docs/postgres.md).
+    read_url: str = ""
     #: The PostgreSQL schema holding kioku's tables (created when missing).
     schema: str = "kioku"
     #: PostgreSQL only: enable row-level security on the tables with a user_id, and bind

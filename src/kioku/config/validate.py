@@ -244,7 +244,7 @@ class _Validator:
         return self.source_of(key) if self.source_of else None
 
     def fail(self, key: str, value: object, allowed: str, hint: str | None = None) -> NoReturn:
-        if key == "store.url" and isinstance(value, str):
+        if key in ("store.url", "store.read_url") and isinstance(value, str):
             from kioku.config.store_url import mask_url
 
             value = mask_url(value)  # never show the password
@@ -434,9 +434,35 @@ class _Validator:
                 "a store.url naming the PostgreSQL server",
                 'set store.url (or KIOKU_STORE_URL), or use backend = "sqlite"',
             )
+        self.check_read_url(flat)
         problem = schema_problem(flat["store.schema"])
         if problem is not None:
             self.fail("store.schema", flat["store.schema"], "a PostgreSQL schema name", problem)
+
+    def check_read_url(self, flat: dict[str, Any]) -> None:
+        """A non-empty ``store.read_url`` (a read replica) must be a PostgreSQL URL, and it
+        needs ``store.url`` (the primary, which takes every write)."""
+        from kioku.config.store_url import url_problem
+
+        read_url = flat["store.read_url"]
+        if not read_url:
+            return
+        problem = url_problem(read_url)
+        if problem is not None:
+            self.fail(
+                "store.read_url",
+                read_url,
+                "a PostgreSQL URL of a read replica, postgresql://user:password@host:port/dbname",
+                f"{problem}; or leave store.read_url empty (unset KIOKU_STORE_READ_URL)",
+            )
+        if not flat["store.url"]:
+            self.fail(
+                "store.read_url",
+                read_url,
+                "a read replica of the server store.url names, with store.url set",
+                "set store.url (or KIOKU_STORE_URL) to the primary server, "
+                "or leave store.read_url empty (unset KIOKU_STORE_READ_URL)",
+            )
 
     def check_levels(self, flat: dict[str, Any]) -> None:
         rule = (

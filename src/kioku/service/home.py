@@ -51,7 +51,10 @@ def describe_store(home: Path, config: Config) -> str:
     if uses_server(config):
         from kioku.config.store_url import mask_url
 
-        return f"{mask_url(config.store.url)} (PostgreSQL, schema {config.store.schema})"
+        where = f"{mask_url(config.store.url)} (PostgreSQL, schema {config.store.schema})"
+        if config.store.read_url:
+            where += f", searches on the replica {mask_url(config.store.read_url)}"
+        return where
     return str(home / DB_FILENAME)
 
 
@@ -96,4 +99,5 @@ def _open_postgres(config: Config, owner: str | None) -> Store:
         config.store.schema,
         owner=owner,
         row_security=config.store.row_security,
+        read_url=config.store.read_url or None,
     )

@@ -37,8 +37,8 @@ def _redacted(data: dict[str, Any]) -> dict[str, Any]:
             out[key] = _redacted(value)
         elif key in SECRET_KEYS and value:
             out[key] = "***"
-        elif key == "url" and isinstance(value, str) and value:
-            out[key] = mask_url(value)  # the store's URL: its password, not the rest
+        elif key in ("url", "read_url") and isinstance(value, str) and value:
+            out[key] = mask_url(value)  # the store's URLs: their password, not the rest
         else:
             out[key] = value
     return out
