@@ -1,0 +1,247 @@
+"""Searches on a read replica of the PostgreSQL store (``[store] read_url``).
+
+The module starts a primary of its own (``tests/postgres_server.py``) and a hot standby made
+from it with pgserver's ``pg_basebackup -R`` (streaming replication, which pgserver's
+``pg_hba.conf`` allows on its socket), started with ``pg_ctl`` on a socket directory of its
+own; both run as the system user pgserver runs its servers as (another user under root).
+Pausing the standby's replay makes it lag on demand: what a search finds then shows which
+server answered it.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.cli.conftest import clean_env, run_kioku
+from tests.postgres_server import SERVER_SETTINGS, server_directory, start_server
+
+REPLICA_LOGGER = "kioku.adapters.store.postgres.replica"
+#: Files of the primary's data directory that a copy must not keep: its socket's lock
+#: (the standby would think the primary's postmaster holds its own socket) and pgserver's
+#: own bookkeeping and log.
+_NOT_COPIED = (".s.PGSQL.5432.lock", ".handle_pids.json", "log")
+
+
+@dataclass
+class Standby:
+    """A hot standby in ``data``, listening on a socket in ``data``, run as ``user``."""
+
+    data: Path
+    user: str | None
+    bin: Path
+
+    @property
+    def url(self) -> str:
+        return f"postgresql://postgres:@/postgres?host={self.data}"
+
+    def pg_ctl(self, *args: str) -> None:
+        subprocess.run(
+            [str(self.bin / "pg_ctl"), "-D", str(self.data), "-w", *args],
+            check=True,
+            capture_output=True,
+            user=self.user,
+            timeout=60,
+        )
+
+    def start(self) -> None:
+        self.pg_ctl("-l", str(self.data / "log"), "-o", f'-h "" -k {self.data}', "start")
+
+    def stop(self) -> None:
+        self.pg_ctl("-m", "fast", "stop")
+
+    def running(self) -> bool:
+        return (self.data / "postmaster.pid").exists()
+
+
+@dataclass
+class Servers:
+    primary: str
+    standby: Standby
+
+
+def _bin_dir() -> Path:
+    pgserver = pytest.importorskip("pgserver", reason="pgserver is not installed")
+    return Path(pgserver.__file__).parent / "pginstall" / "bin"
+
+
+@pytest.fixture(scope="module")
+def servers() -> Iterator[Servers]:
+    """A primary and a streaming standby of it, both this module's own."""
+    if os.environ.get("KIOKU_TEST_PG_URL"):
+        pytest.skip("needs servers the test starts itself; KIOKU_TEST_PG_URL is set")
+    pytest.importorskip("psycopg", reason="the postgres extra (psycopg) is not installed")
+    pytest.importorskip("psycopg_pool", reason="the postgres extra (psycopg-pool) is not installed")
+    bin_dir = _bin_dir()
+    directory = server_directory()
+    server: Any = start_server(directory, SERVER_SETTINGS)
+    user: str | None = server.system_user
+    standby = Standby(directory.parent / "standby", user, bin_dir)
+    try:
+        standby.data.mkdir(mode=0o700)
+        if user is not None:
+            shutil.chown(standby.data, user, user)
+        subprocess.run(
+            [str(bin_dir / "pg_basebackup"), "-D", str(standby.data), "-R", "-X", "stream",
+             "-c", "fast", "-d", server.get_uri()],
+            check=True, capture_output=True, user=user, timeout=120,
+        )  # fmt: skip
+        for name in _NOT_COPIED:
+            (standby.data / name).unlink(missing_ok=True)
+        standby.start()
+        yield Servers(server.get_uri(), standby)
+    finally:
+        if standby.running():
+            standby.stop()
+        server.cleanup()
+        shutil.rmtree(directory.parent, ignore_errors=True)
+
+
+def _one(url: str, statement: str, *params: object) -> Any:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        row = conn.execute(statement, params).fetchone()  # type: ignore[arg-type]  # fixed text
+    return None if row is None else row[0]
+
+
+def _wait_for(what: str, ready: Any) -> None:
+    deadline = time.monotonic() + 60
+    while not ready():
+        assert time.monotonic() < deadline, f"the standby never {what}"
+        time.sleep(0.05)
+
+
+def _catch_up(servers: Servers) -> None:
+    """Wait until the standby has replayed everything the primary wrote so far."""
+    target = _one(servers.primary, "SELECT pg_current_wal_lsn()::text")
+    check = "SELECT pg_last_wal_replay_lsn() >= %s::pg_lsn"
+    _wait_for("caught up", lambda: _one(servers.standby.url, check, target))
+
+
+def _pause(servers: Servers) -> None:
+    _one(servers.standby.url, "SELECT pg_wal_replay_pause()")
+    state = "SELECT pg_get_wal_replay_pause_state()"
+    _wait_for("paused", lambda: _one(servers.standby.url, state) == "paused")
+
+
+def _resume(servers: Servers) -> None:
+    _one(servers.standby.url, "SELECT pg_wal_replay_resume()")
+
+
+def _env(servers: Servers, schema: str) -> dict[str, str]:
+    """What a user sets: the primary, the replica and the schema, by environment."""
+    return {
+        "KIOKU_STORE_URL": servers.primary,
+        "KIOKU_STORE_READ_URL": servers.standby.url,
+        "KIOKU_STORE__SCHEMA": schema,
+    }
+
+
+def _found(result: Any) -> set[str]:
+    return {item.memory.id for item in result.items}
+
+
+def test_searches_go_to_the_replica_and_memories_are_read_from_the_primary(
+    servers: Servers, tmp_path: Path
+) -> None:
+    from kioku import Kioku
+    from kioku.ports.store import MemoryFilter
+
+    with Kioku.open(tmp_path / "home", env=_env(servers, "replica_reads")) as kioku:
+        old = kioku.remember("The zephyrblimp hangar", "zephyrblimp at gate 4",
+                             intensity=60, category="work")  # fmt: skip
+        _catch_up(servers)  # the schema and the first memory are on the standby
+        assert old.id in _found(kioku.search_memory("zephyrblimp"))
+        _pause(servers)
+        try:
+            new = kioku.remember("The quillfrond meeting", "quillfrond budget on Friday",
+                                 intensity=60, category="work")  # fmt: skip
+            kioku.store.delete(old.id)
+            assert kioku.get(new.id).id == new.id  # get reads the primary
+            # The lagging replica answers the searches: the new memory is not found yet...
+            assert new.id not in _found(kioku.search_memory("quillfrond budget"))
+            assert new.id not in _found(kioku.recall("quillfrond budget"))
+            # ...and the deleted one is still found there, but read back from the primary,
+            # where it is gone: it drops out.
+            hits = kioku.store.search_lexical(["zephyrblimp"], MemoryFilter(), 10)
+            assert [memory_id for memory_id, _ in hits] == [old.id]
+            assert old.id not in _found(kioku.search_memory("zephyrblimp"))
+            assert old.id not in _found(kioku.recall("zephyrblimp hangar"))
+        finally:
+            _resume(servers)
+        _catch_up(servers)
+        assert new.id in _found(kioku.search_memory("quillfrond budget"))
+        assert kioku.store.search_lexical(["zephyrblimp"], MemoryFilter(), 10) == []
+        assert new.id in _found(kioku.recall("quillfrond budget"))
+    marked = "SELECT recalled_since_last_batch FROM replica_reads.memories WHERE id = %s"
+    assert _one(servers.primary, marked, new.id) is True
+
+
+def test_a_stopped_replica_leaves_searches_to_the_primary(
+    servers: Servers, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    from kioku import Kioku
+
+    env = _env(servers, "replica_down")
+    caplog.set_level(logging.WARNING, logger=REPLICA_LOGGER)
+    with Kioku.open(tmp_path / "home", env=env) as kioku:
+        memory = kioku.remember("The vortanel key", "vortanel under the mat",
+                               intensity=60, category="work")  # fmt: skip
+        _catch_up(servers)
+        assert memory.id in _found(kioku.search_memory("vortanel"))  # connects to the replica
+        assert not caplog.records
+        servers.standby.stop()
+        try:
+            newer = kioku.remember("The vortanel spare", "a vortanel spare in the car",
+                                   intensity=60, category="work")  # fmt: skip
+            # Found although the replica is down: the primary answered.
+            assert {memory.id, newer.id} <= _found(kioku.search_memory("vortanel"))
+            assert newer.id in _found(kioku.recall("vortanel spare"))
+            warnings = [r for r in caplog.records if r.name == REPLICA_LOGGER]
+            assert len(warnings) == 1  # one, then the replica is left alone for a while
+            assert warnings[0].levelno == logging.WARNING
+            assert "searches use the primary" in warnings[0].getMessage()
+            caplog.clear()
+            # A store opened while the replica is down opens, says so once, and searches.
+            with Kioku.open(tmp_path / "home", env=env) as other:
+                assert newer.id in _found(other.search_memory("vortanel spare"))
+                assert newer.id in _found(other.recall("vortanel spare"))
+            assert len([r for r in caplog.records if r.name == REPLICA_LOGGER]) == 1
+        finally:
+            servers.standby.start()
+
+
+def test_read_url_is_checked_before_anything_runs(tmp_path: Path) -> None:
+    home = str(tmp_path / "home")
+    replica_only = clean_env(KIOKU_STORE_READ_URL="postgresql://u:pw-1@replica/db")
+    alone = run_kioku("--home", home, "config", "show", env=replica_only)
+    assert alone.code == 2, alone.err
+    assert "store.read_url" in alone.err
+    assert "store.url" in alone.err.replace("store.read_url", "")  # the fix names the primary
+    assert "pw-1" not in alone.err + alone.out
+    not_pg = run_kioku("--home", home, "config", "show", env=clean_env(
+        KIOKU_STORE_URL="postgresql://u@primary/db",
+        KIOKU_STORE_READ_URL="mysql://u:pw-2@replica/db",
+    ))  # fmt: skip
+    assert not_pg.code == 2, not_pg.err
+    assert "store.read_url" in not_pg.err
+    assert "postgresql://" in not_pg.err
+    assert "pw-2" not in not_pg.err + not_pg.out
+    shown = run_kioku("--home", home, "config", "show", env=clean_env(
+        KIOKU_STORE_URL="postgresql://u:pw-3@primary/db",
+        KIOKU_STORE_READ_URL="postgresql://u:pw-4@replica/db",
+    ))  # fmt: skip
+    assert shown.code == 0, shown.err
+    assert 'store.read_url = "postgresql://u:***@replica/db"' in shown.out
+    assert "pw-3" not in shown.out
+    assert "pw-4" not in shown.out
