@@ -11,7 +11,11 @@ constants (k1 = 1.2, b = 0.75, an IDF of at least 1e-6), so scores match SQLite'
 Terms are compared exactly, never parsed: nothing in a term can become query syntax. As on
 SQLite, terms are taken rarest first until their documents fill a postings budget, and a query
 whose rarest term is in more than :data:`..sqlite.search.MAX_TERM_DOCS` memories finds nothing.
-Unlike SQLite, a term over the budget is not sampled: all its matches are ranked, exactly.
+When the rarest term alone is in more memories than the budget, only the matches in a window of
+``slot`` values (a hash of the memory id, schema version 9) holding about a budget of them are
+ranked: an unbiased sample, placed by a hash of the query, so the same query ranks the same
+sample. As on SQLite, a sample that leaves fewer than ``limit`` matches in scope is replaced by
+a ranking of every match. The IDFs and the average length are always the whole corpus's.
 
 ``originals`` (cold storage of the first text of compressed episodes) is a second corpus,
 searched the same way without a budget.
@@ -22,6 +26,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from hashlib import blake2b
 from typing import Final, Literal, cast
 
 from kioku.adapters.store.postgres.connection import Conn
@@ -58,18 +63,30 @@ _B: Final = 0.75
 _MIN_IDF: Final = 1e-6
 _BACKFILL_BATCH: Final = 500
 
-#: BM25 of every document of ``{table}`` holding a query term, in scope, best first.
+#: BM25 of each document of ``{table}`` holding a query term, best first: ``{score}`` is the
+#: sum of :func:`_score_sql`'s terms, ``{join}`` the join to ``memories`` when the ranking is
+#: limited to a scope (``{scope}``, a fixed `` AND ...`` over ``m.``), ``{window}`` the slots
+#: sampled. The parameters: each query term's weight and term (twice), the terms for the
+#: index, the window's ends, the scope's parameters, the limit.
 _SEARCH: Final = (
-    "SELECT d.memory_id, s.score FROM {table} AS d "
-    "JOIN memories AS m ON m.id = d.memory_id "
-    "CROSS JOIN LATERAL ("
-    f"SELECT SUM(q.idf * f.tf * {_K1 + 1} / (f.tf + {_K1} * "
-    f"(1 - {_B} + {_B} * cardinality(d.terms) / %s::float8))) AS score "
-    "FROM unnest(%s::text[], %s::float8[]) AS q(term, idf) "
-    "CROSS JOIN LATERAL (SELECT cardinality(array_positions(d.terms, q.term)) AS tf) AS f "
-    "WHERE f.tf > 0"
-    ") AS s WHERE d.terms && %s::text[]{scope} ORDER BY s.score DESC, d.memory_id LIMIT %s"
+    "SELECT d.memory_id, {score} AS score FROM {table} AS d{join} "
+    "WHERE d.terms && %s::text[]{window}{scope} ORDER BY score DESC, d.memory_id LIMIT %s"
 )
+_JOIN: Final = " JOIN memories AS m ON m.id = d.memory_id"
+#: One query term's share of BM25, with its ``(k1 + 1) * idf`` and the term as parameters:
+#: ``tf * w / (tf + k1 * (1 - b + b * length / average))``, the constants filled in.
+_TERM: Final = (
+    "%s::float8 * {tf} / ({tf} + {norm_a!r}::float8 + {norm_b}::float8 * cardinality(d.terms))"
+)
+_TF: Final = "cardinality(array_positions(d.terms, %s::text))"
+#: The in-scope check of the best matches ranked without a scope.
+_IN_SCOPE: Final = "SELECT m.id FROM memories AS m WHERE m.id = ANY(%s::text[]){scope}"
+#: How many of the best matches, per result asked, are ranked before the scope is checked.
+_SCOPE_SPARE: Final = 4
+_WINDOW: Final = " AND d.slot BETWEEN %s AND %s"
+#: The range of ``slot`` (a signed 64-bit hash).
+_SLOT_LOW: Final = -(1 << 63)
+_SLOTS: Final = 1 << 64
 
 
 def _unique(terms: Sequence[str]) -> list[str]:
@@ -150,11 +167,14 @@ class _Plan(Record):
     terms: list[str]
     idfs: list[float]
     average: float
+    #: The slots ranked (both ends included) when the terms' matches exceed the budget.
+    window: tuple[int, int] | None = None
 
 
 def _plan(conn: Conn, corpus: Corpus, terms: Sequence[str], budget: bool) -> _Plan | None:
     """The terms to rank (rarest first within the postings budget when ``budget``), their
-    IDFs and the corpus's average length; None when nothing can match."""
+    IDFs, the corpus's average length and the window of slots to sample; None when nothing
+    can match."""
     unique = _unique(terms)
     if not unique:
         return None
@@ -163,7 +183,7 @@ def _plan(conn: Conn, corpus: Corpus, terms: Sequence[str], budget: bool) -> _Pl
     ranked = sorted((n, term) for term in unique if (n := counts.get(term, 0)) > 0)
     if docs <= 0 or not ranked:
         return None
-    chosen = ranked
+    chosen, window = ranked, None
     if budget:
         limit = scaled_budget_for(docs, POSTINGS_BUDGET)
         chosen, used = [], 0
@@ -174,8 +194,18 @@ def _plan(conn: Conn, corpus: Corpus, terms: Sequence[str], budget: bool) -> _Pl
             used += n
         if used > MAX_TERM_DOCS:
             return None
+        if used > limit:
+            window = _window([t for _, t in chosen], limit, used)
     idfs = [max(_MIN_IDF, math.log((docs - n + 0.5) / (n + 0.5))) for n, _ in chosen]
-    return _Plan([t for _, t in chosen], idfs, max(tokens / docs, 1e-9))
+    return _Plan([t for _, t in chosen], idfs, max(tokens / docs, 1e-9), window)
+
+
+def _window(terms: Sequence[str], budget: int, matches: int) -> tuple[int, int]:
+    """The slots holding about ``budget`` of ``matches`` matches, at a place the terms set."""
+    width = _SLOTS * budget // matches
+    digest = blake2b("\x1f".join(terms).encode("utf-8"), digest_size=8).digest()
+    start = _SLOT_LOW + int.from_bytes(digest, "big") % (_SLOTS - width + 1)
+    return start, start + width - 1
 
 
 def search(
@@ -187,17 +217,67 @@ def search(
     limit: int,
 ) -> list[tuple[str, float]]:
     """``(memory id, BM25)`` of the best ``limit`` documents of ``corpus`` holding any of
-    ``terms`` whose memory meets ``scope`` (a fixed `` AND ...`` over ``m.`` with ``params``)."""
+    ``terms`` whose memory meets ``scope`` (a fixed `` AND ...`` over ``m.`` with ``params``).
+
+    The matches are ranked without the scope first, and the best few times ``limit`` of them
+    are checked for scope by primary key: the first ``limit`` in scope are the answer when
+    there are that many (any better match in scope would be among them). Otherwise, as when
+    a sample leaves too few, every match is ranked within the scope."""
     if limit <= 0:
         return []
     plan = _plan(conn, corpus, terms, budget=corpus == MEMORY_TERMS)
     if plan is None:
         return []
-    rows = conn.execute(
-        _SEARCH.format(table=corpus, scope=scope),
-        (plan.average, plan.terms, plan.idfs, plan.terms, *params, limit),
-        prepare=False,
+    if scope:
+        depth = limit * _SCOPE_SPARE
+        best = _ranked(conn, corpus, plan, plan.window, "", (), depth)
+        wanted = [memory_id for memory_id, _ in best]
+        rows = conn.execute(_IN_SCOPE.format(scope=scope), (wanted, *params), prepare=False)
+        inside = {str(row[0]) for row in rows}
+        found = [hit for hit in best if hit[0] in inside][:limit]
+        if len(found) == limit or (plan.window is None and len(best) < depth):
+            return found
+        if plan.window is not None and len(best) == depth:  # more of the sample may be in scope
+            found = _ranked(conn, corpus, plan, plan.window, scope, params, limit)
+            if len(found) == limit:
+                return found
+        return _ranked(conn, corpus, plan, None, scope, params, limit)
+    found = _ranked(conn, corpus, plan, plan.window, "", (), limit)
+    if plan.window is not None and len(found) < limit:
+        found = _ranked(conn, corpus, plan, None, "", (), limit)
+    return found
+
+
+def _score_sql(plan: _Plan) -> str:
+    """The SQL of BM25 over the plan's terms (fixed text: the terms are parameters)."""
+    norm_a = _K1 * (1 - _B)
+    norm_b = f"{_K1 * _B!r} / %s"
+    term = _TERM.format(tf=_TF, norm_a=norm_a, norm_b=norm_b)
+    return "(" + " + ".join([term] * len(plan.terms)) + ")"
+
+
+def _ranked(
+    conn: Conn,
+    corpus: Corpus,
+    plan: _Plan,
+    window: tuple[int, int] | None,
+    scope: str,
+    params: Sequence[object],
+    limit: int,
+) -> list[tuple[str, float]]:
+    """The best ``limit`` matches of the plan's terms (in ``window`` when given, within
+    ``scope`` when not empty)."""
+    weights: list[object] = []
+    for term, idf in zip(plan.terms, plan.idfs, strict=True):
+        weights += [(_K1 + 1) * idf, term, term, plan.average]
+    sql = _SEARCH.format(
+        score=_score_sql(plan),
+        table=corpus,
+        join=_JOIN if scope else "",
+        window="" if window is None else _WINDOW,
+        scope=scope,
     )
+    rows = conn.execute(sql, (*weights, plan.terms, *(window or ()), *params, limit), prepare=False)
     return [(str(i), float(str(s))) for i, s in rows]
 
 

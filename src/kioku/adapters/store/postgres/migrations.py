@@ -26,6 +26,7 @@ from kioku.adapters.store.postgres.schema import (
     V5_CONSOLIDATION,
     V6_LIFECYCLE,
     V7_ERASURE,
+    V9_LEXICAL_SLOTS,
 )
 from kioku.core.timefmt import format_ts
 from kioku.errors import KiokuError, StoreError
@@ -115,6 +116,7 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(6, "lifecycle log", (_sql_step(*V6_LIFECYCLE),)),
     Migration(7, "erasure audit and backups manifest", (_sql_step(*V7_ERASURE),)),
     Migration(8, "row security policies", (_owner_policies,)),
+    Migration(9, "lexical sample slots", (_sql_step(*V9_LEXICAL_SLOTS),)),
 )
 
 #: The schema version this code writes and expects.

@@ -44,7 +44,13 @@ row per transition of the nightly batch (and of consolidation and forgetting), i
 identity that only grows, its details ``jsonb``.
 
 Version 7 adds erasure's append-only audit log and the backups manifest (see :mod:`.erasure`),
-as SQLite's schema 6 has them.
+as SQLite's schema 6 has them. (Version 8, the row security policies, is made in
+:mod:`.migrations`.)
+
+Version 9 gives each row of ``memory_terms`` a ``slot``, a 64-bit hash of its memory id that
+PostgreSQL computes (a stored generated column) under a B-tree index: a query whose terms are
+in more memories than the postings budget ranks the matches in a window of slots only, an
+unbiased sample, as SQLite's index does with its rowids (see :mod:`.lexical`).
 """
 
 from __future__ import annotations
@@ -59,6 +65,7 @@ __all__ = [
     "V5_CONSOLIDATION",
     "V6_LIFECYCLE",
     "V7_ERASURE",
+    "V9_LEXICAL_SLOTS",
 ]
 
 V1_CORE: Final = (
@@ -412,4 +419,10 @@ FOR EACH STATEMENT EXECUTE FUNCTION erasure_audit_append_only()""",
     id_hash BIGINT NOT NULL,
     PRIMARY KEY (id_hash, backup_seq)
 )""",
+)
+
+V9_LEXICAL_SLOTS: Final = (
+    "ALTER TABLE memory_terms ADD COLUMN slot BIGINT "
+    "GENERATED ALWAYS AS (hashtextextended(memory_id, 0)) STORED",
+    "CREATE INDEX idx_memory_terms_slot ON memory_terms (slot)",
 )
