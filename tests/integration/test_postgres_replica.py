@@ -110,7 +110,8 @@ def _one(url: str, statement: str, *params: object) -> Any:
     import psycopg
 
     with psycopg.connect(url, autocommit=True) as conn:
-        row = conn.execute(statement, params).fetchone()  # type: ignore[arg-type]  # fixed text
+        done = conn.execute(statement, params)  # type: ignore[arg-type]  # fixed text
+        row = done.fetchone() if done.description else None
     return None if row is None else row[0]
 
 
@@ -185,6 +186,43 @@ def test_searches_go_to_the_replica_and_memories_are_read_from_the_primary(
         assert new.id in _found(kioku.recall("quillfrond budget"))
     marked = "SELECT recalled_since_last_batch FROM replica_reads.memories WHERE id = %s"
     assert _one(servers.primary, marked, new.id) is True
+
+
+def test_row_security_binds_the_replica_connections_to_their_owner(
+    servers: Servers, tmp_path: Path
+) -> None:
+    """A store bound to one owner (``row_security``) searches the replica as that owner:
+    with no user in the filter, the server still shows the owner's rows only."""
+    from kioku import Kioku
+    from kioku.ports.store import MemoryFilter
+
+    role = "replica_app"
+    _one(servers.primary, f"CREATE ROLE {role} LOGIN NOSUPERUSER NOBYPASSRLS")
+    _one(servers.primary, f"CREATE SCHEMA {role} AUTHORIZATION {role}")
+    as_role = {
+        key: value.replace("postgres:@", f"{role}:@", 1)
+        for key, value in _env(servers, role).items()
+    }
+    env = {**as_role, "KIOKU_STORE__ROW_SECURITY": "true"}
+    home = tmp_path / "home"
+    with Kioku.open(home, env=env, user_id="bob") as bob:  # store-wide
+        bobs = bob.remember("bob's cobaltwren", "cobaltwren", intensity=60, category="work")
+    with Kioku.open(home, env=env, user_id="alice", owner_bound=True) as alice:
+        first = alice.remember("alice's cobaltwren", "cobaltwren", intensity=60, category="work")
+        model = alice.embedder.model_id
+        vector = list(alice.embedder.embed_one("cobaltwren"))
+        _catch_up(servers)
+        _pause(servers)
+        try:
+            alice.remember("alice's other cobaltwren", "cobaltwren", intensity=60, category="work")
+            unscoped = MemoryFilter(archived=False)  # no user: the policy alone hides bob's
+            hits = alice.store.search_lexical(["cobaltwren"], unscoped, 10)
+            similar = alice.store.vector_search(model, vector, unscoped, 10)
+        finally:
+            _resume(servers)
+    assert [memory_id for memory_id, _ in hits] == [first.id]  # the replica's, alice's only
+    assert [memory_id for memory_id, _ in similar] == [first.id]
+    assert bobs.id != first.id
 
 
 def test_a_stopped_replica_leaves_searches_to_the_primary(
