@@ -283,3 +283,24 @@ def test_read_url_is_checked_before_anything_runs(tmp_path: Path) -> None:
     assert 'store.read_url = "postgresql://u:***@replica/db"' in shown.out
     assert "pw-3" not in shown.out
     assert "pw-4" not in shown.out
+
+
+def test_a_replica_behind_the_schema_leaves_searches_to_the_primary(
+    servers: Servers, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A store made while the replica lags has no tables there yet: searches still answer."""
+    from kioku import Kioku
+
+    caplog.set_level(logging.WARNING, logger=REPLICA_LOGGER)
+    _pause(servers)
+    try:
+        with Kioku.open(tmp_path / "home", env=_env(servers, "replica_behind")) as kioku:
+            memory = kioku.remember("The grellingpost box", "grellingpost at the corner",
+                                    intensity=60, category="work")  # fmt: skip
+            assert memory.id in _found(kioku.search_memory("grellingpost"))
+            assert memory.id in _found(kioku.recall("grellingpost box"))
+    finally:
+        _resume(servers)
+    warnings = [r.getMessage() for r in caplog.records if r.name == REPLICA_LOGGER]
+    assert len(warnings) == 1, warnings
+    assert "does not exist" in warnings[0]

@@ -11,8 +11,10 @@ replica is down: a warning is logged and searches use the primary. When a search
 replica fails with a connection error (or no replica connection comes free in time), it runs
 again on the primary, one warning is logged, and the replica is left alone for
 :data:`BACKOFF_S` seconds, so a dead replica does not cost a timeout on every call; the next
-search after that tries it again. Any other error (a query the server refuses) is raised, as
-on the primary.
+search after that tries it again. A replica that lacks a table, column or function the
+query names (it has not replayed the store's schema or its latest migration yet, or it is
+not a replica of this server) is treated the same way. Any other error is raised, as on the
+primary.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Final, TypeVar
 
 import psycopg
 import psycopg_pool
+from psycopg import errors as pg_errors
 
 from kioku.adapters.store.postgres.connection import (
     Conn,
@@ -43,6 +46,15 @@ BACKOFF_S: Final = 30.0
 #: The longest wait for a replica connection (to connect, or for one to come free).
 CONNECT_TIMEOUT_S: Final = 5.0
 _READ_ONLY: Final = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+#: What a replica that is behind the primary's schema answers: the search runs on the
+#: primary, which raises the error itself if the query is at fault.
+_BEHIND: Final = (
+    pg_errors.UndefinedTable,
+    pg_errors.UndefinedColumn,
+    pg_errors.UndefinedFunction,
+    pg_errors.UndefinedObject,
+    pg_errors.InvalidSchemaName,
+)
 
 _log = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -102,13 +114,13 @@ class Replica:
         primary (a ``primary()`` connection) when the replica is avoided or fails to answer."""
         pool = self._usable()
         if pool is not None:
-            failure: psycopg.OperationalError | None = None
+            failure: psycopg.Error | None = None
             with translating(self.where):
                 try:
                     with pool.connection() as conn, conn.transaction():
                         conn.execute(_READ_ONLY)
                         return work(conn)
-                except psycopg.OperationalError as exc:  # with PoolTimeout and PoolClosed
+                except (psycopg.OperationalError, *_BEHIND) as exc:  # with PoolTimeout
                     failure = exc
             self._failed(failure, pool)
         with primary() as conn:
@@ -170,7 +182,7 @@ class Replica:
         if pool is not None:
             pool.close()
         _log.warning(
-            "the read replica %s did not answer (%s): searches use the primary for %g s",
+            "the read replica %s failed (%s): searches use the primary for %g s",
             self.where,
             first_line(exc) if exc is not None else "no detail",
             self._backoff,
