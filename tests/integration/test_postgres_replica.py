@@ -304,3 +304,36 @@ def test_a_replica_behind_the_schema_leaves_searches_to_the_primary(
     warnings = [r.getMessage() for r in caplog.records if r.name == REPLICA_LOGGER]
     assert len(warnings) == 1, warnings
     assert "does not exist" in warnings[0]
+
+
+def test_the_replica_is_tried_again_after_the_back_off(servers: Servers) -> None:
+    """The replica's pool on its own, with a back-off of 2 s: which server answered each
+    call is what ``pg_is_in_recovery()`` says (true on the standby)."""
+    from contextlib import contextmanager
+
+    import psycopg
+
+    from kioku.adapters.store.postgres.connection import owner_settings
+    from kioku.adapters.store.postgres.replica import Replica
+
+    @contextmanager
+    def primary() -> Iterator[Any]:
+        with psycopg.connect(servers.primary, autocommit=True) as conn:
+            yield conn
+
+    def on_standby(conn: Any) -> bool:
+        return bool(conn.execute("SELECT pg_is_in_recovery()").fetchone()[0])
+
+    replica = Replica(servers.standby.url, 2, 5.0, owner_settings(None), backoff_s=2.0)
+    try:
+        assert replica.run(on_standby, primary) is True
+        servers.standby.stop()
+        try:
+            assert replica.run(on_standby, primary) is False  # it failed: the primary
+            assert replica.run(on_standby, primary) is False  # avoided, or failing again
+        finally:
+            servers.standby.start()
+        time.sleep(2.5)  # past the back-off
+        assert replica.run(on_standby, primary) is True
+    finally:
+        replica.close()
