@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 import numpy.typing as npt
 
+from kioku.core.blas import threads_for
 from kioku.core.lifecycle.links import Link, LinkChanges, Node, auto_links
 from kioku.core.lifecycle.plan import DayPlan, Snapshot
 from kioku.core.lifecycle.relate import Earlier, Fresh, Proposal, choose, propose
@@ -124,6 +125,8 @@ def _typed(
     store = engine.store
     memories = {m.id: m for m in store.get_many(list(new))}
     pool = np.asarray(keep, dtype=np.int64)
+    vectors = matrix[pool]
+    pool_created = np.asarray([active[ids[i]].created for i in keep], dtype=np.float64)
     wanted: dict[str, dict[str, float]] = {}
     for memory_id in new:
         memory = memories.get(memory_id)
@@ -131,15 +134,11 @@ def _typed(
             continue
         sims: dict[str, float] = {}
         if memory_id in row and pool.size:
-            scores = matrix[pool] @ matrix[row[memory_id]]
-            created = active[memory_id].created
-            order = np.argsort(-scores, kind="stable")
-            for j in order.tolist():
-                other = ids[int(pool[j])]
-                if other != memory_id and active[other].created <= created:
-                    sims[other] = float(scores[j])
-                if len(sims) >= CANDIDATES:
-                    break
+            with threads_for(vectors.size):
+                scores = vectors @ matrix[row[memory_id]]
+            eligible = (pool_created <= active[memory_id].created) & (pool != row[memory_id])
+            for j in _best(scores, eligible, CANDIDATES):
+                sims[ids[int(pool[j])]] = float(scores[j])
         before = _session_predecessor(engine, user, agent, memory)
         if before is not None and before in active:
             sims.setdefault(before, _similarity(matrix, row, memory_id, before))
@@ -155,6 +154,20 @@ def _typed(
         ]
         proposals.extend(propose(_fresh(memory), earlier))
     return proposals
+
+
+def _best(
+    scores: npt.NDArray[np.float32], eligible: npt.NDArray[np.bool_], limit: int
+) -> list[int]:
+    """The positions of the ``limit`` best ``eligible`` scores, best first, equal scores in
+    position order (what a stable sort of every score, filtered, would give first)."""
+    positions = np.flatnonzero(eligible)
+    if positions.size > limit:
+        chosen = scores[positions]
+        kth = chosen[np.argpartition(-chosen, limit - 1)[limit - 1]]
+        positions = positions[chosen >= kth]  # ties with the last one stay in
+    order = sorted(positions.tolist(), key=lambda j: (-float(scores[j]), j))
+    return order[:limit]
 
 
 def _fresh(memory: Memory) -> Fresh:

@@ -29,6 +29,8 @@ from typing import Final, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from kioku.core.blas import threads_for
+
 __all__ = ["SPARSE_SHARE", "error_bound", "exact_scores", "screen", "top_rows"]
 
 
@@ -71,16 +73,20 @@ def screen(columns: FloatMatrix, unit: FloatVector) -> FloatVector:
     dim, n = columns.shape
     nonzero = np.flatnonzero(unit)
     if nonzero.size > SPARSE_SHARE * dim:
-        dense: FloatVector = np.dot(unit, columns)
+        with threads_for(dim * n):
+            dense: FloatVector = np.dot(unit, columns)
         return dense
     out = np.zeros(n, dtype=np.float32)
     if nonzero.size == 0:
         return out
     weights = unit[nonzero]
     block = max(_MIN_BLOCK, _BLOCK_BYTES // (4 * nonzero.size))
-    for start in range(0, n, block):
-        # Gathers nonzero.size contiguous runs, then one small BLAS product in cache.
-        out[start : start + block] = np.dot(weights, columns[nonzero, start : start + block])
+    # Each block's product is small and in cache: one thread (a pool would only spin).
+    with threads_for(nonzero.size * block):
+        for start in range(0, n, block):
+            # Gathers nonzero.size contiguous runs, then one small BLAS product in cache.
+            part = columns[nonzero, start : start + block]
+            out[start : start + block] = np.dot(weights, part)
     return out
 
 
