@@ -337,3 +337,48 @@ def test_the_replica_is_tried_again_after_the_back_off(servers: Servers) -> None
         assert replica.run(on_standby, primary) is True
     finally:
         replica.close()
+
+
+def test_a_replica_connection_that_does_not_come_free_leaves_the_search_to_the_primary(
+    servers: Servers, caplog: pytest.LogCaptureFixture
+) -> None:
+    """One replica connection, held by a search that waits: the next search gets none in
+    the pool's time (1 s here) and runs on the primary, with a warning."""
+    import threading
+    from contextlib import contextmanager
+
+    import psycopg
+
+    from kioku.adapters.store.postgres.connection import owner_settings
+    from kioku.adapters.store.postgres.replica import Replica
+
+    @contextmanager
+    def primary() -> Iterator[Any]:
+        with psycopg.connect(servers.primary, autocommit=True) as conn:
+            yield conn
+
+    def on_standby(conn: Any) -> bool:
+        return bool(conn.execute("SELECT pg_is_in_recovery()").fetchone()[0])
+
+    holding, release = threading.Event(), threading.Event()
+    held: list[bool] = []
+
+    def hold(conn: Any) -> bool:
+        holding.set()
+        release.wait(60)
+        return on_standby(conn)
+
+    caplog.set_level(logging.WARNING, logger=REPLICA_LOGGER)
+    replica = Replica(servers.standby.url, 1, 1.0, owner_settings(None))
+    holder = threading.Thread(target=lambda: held.append(replica.run(hold, primary)))
+    try:
+        holder.start()
+        assert holding.wait(60)
+        assert replica.run(on_standby, primary) is False  # no replica connection came free
+    finally:
+        release.set()
+        holder.join(60)
+        replica.close()
+    assert held == [True]  # the search holding the connection finished on the standby
+    warnings = [r.getMessage() for r in caplog.records if r.name == REPLICA_LOGGER]
+    assert len(warnings) == 1, warnings
