@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+from collections import Counter
 from datetime import UTC, datetime, timedelta
 from random import Random
 
@@ -10,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kioku.adapters.text.lexical import index_terms
+from kioku.core.consolidation import similarity
 from kioku.core.consolidation.model import Source
 from kioku.core.consolidation.similarity import near_duplicates, term_similarity
 
@@ -96,3 +99,31 @@ def test_near_duplicate_groups_are_disjoint_ordered_and_order_free(
         for b in items[i + 1 :]:
             if term_similarity(a.text, b.text, index_terms) >= threshold:
                 assert any(a.id in g and b.id in g for g in groups)
+
+
+def _reference_cosine(left: Counter[str], right: Counter[str]) -> float:
+    """The cosine written out plainly: every term of both, in floating point."""
+    if not left or not right:
+        return 0.0
+    terms = set(left) | set(right)
+    dot = sum(left[t] * right[t] for t in terms)
+    return min(
+        1.0, dot / math.sqrt(sum(v * v for v in left.values()) * sum(v * v for v in right.values()))
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    left=st.dictionaries(st.sampled_from("abcdefgh"), st.integers(1, 9), max_size=8),
+    right=st.dictionaries(st.sampled_from("abcdefgh"), st.integers(1, 9), max_size=8),
+)
+def test_the_index_scores_the_plain_cosine(left: dict[str, int], right: dict[str, int]) -> None:
+    a, b = Counter(left), Counter(right)
+    assert similarity._cosine(a, b) == _reference_cosine(a, b) == similarity._cosine(b, a)
+    if a:
+        assert similarity._cosine(a, Counter(a)) == 1.0
+    index = similarity.TermIndex(lambda text: text.split())
+    index.add("r", " ".join(t for t, n in b.items() for _ in range(n)))
+    query = " ".join(t for t, n in a.items() for _ in range(n))
+    expected = _reference_cosine(a, b)
+    assert index.alike(query) == ([(expected, "r")] if expected > 0 else [])

@@ -22,14 +22,22 @@ COMMON_POSTINGS = 2_000
 
 def _cosine(left: Counter[str], right: Counter[str]) -> float:
     """The cosine of two count vectors; counts are whole numbers, so it is exact and
-    symmetric up to the one division and square root."""
+    symmetric up to the one division and square root (1.0 for equal counts)."""
+    return _cosine_with(left, right, _square(left), _square(right))
+
+
+def _square(counts: Counter[str]) -> int:
+    return sum(c * c for c in counts.values())
+
+
+def _cosine_with(left: Counter[str], right: Counter[str], left_sq: int, right_sq: int) -> float:
+    """:func:`_cosine` given each side's sum of squared counts. The dot product is a sum of
+    whole numbers, the same whichever side it runs over, so it runs over the smaller."""
     if not left or not right:
         return 0.0
-    if left == right:
-        return 1.0
-    dot = sum(count * right[term] for term, count in left.items() if term in right)
-    norms = sum(c * c for c in left.values()) * sum(c * c for c in right.values())
-    return min(1.0, dot / math.sqrt(norms))
+    small, large = (left, right) if len(left) <= len(right) else (right, left)
+    dot = sum(count * large.get(term, 0) for term, count in small.items())
+    return min(1.0, dot / math.sqrt(left_sq * right_sq))
 
 
 def _counts(text: str, terms: Terms) -> Counter[str]:
@@ -49,6 +57,7 @@ class TermIndex:
     def __init__(self, terms: Terms) -> None:
         self._terms = terms
         self._counts: dict[str, Counter[str]] = {}
+        self._squares: dict[str, int] = {}
         self._postings: dict[str, list[str]] = {}
 
     def __len__(self) -> int:
@@ -60,10 +69,12 @@ class TermIndex:
             self.remove(key)
         counts = _counts(text, self._terms)
         self._counts[key] = counts
+        self._squares[key] = _square(counts)
         for term in counts:
             self._postings.setdefault(term, []).append(key)
 
     def remove(self, key: str) -> None:
+        self._squares.pop(key, None)
         for term in self._counts.pop(key, Counter()):
             keys = self._postings.get(term)
             if keys is not None and key in keys:
@@ -86,7 +97,9 @@ class TermIndex:
         seen: set[str] = set()
         for keys in usable:
             seen.update(keys)
-        scored = [(_cosine(query, self._counts[key]), key) for key in seen]
+        query_sq = _square(query)
+        counts, squares = self._counts, self._squares
+        scored = [(_cosine_with(query, counts[key], query_sq, squares[key]), key) for key in seen]
         return sorted(
             ((score, key) for score, key in scored if score > 0 and score >= min_score),
             key=lambda pair: (-pair[0], pair[1]),
