@@ -89,6 +89,10 @@ def test_an_owner_bound_store_sees_and_writes_its_owner_only(app_role: AppRole) 
         assert {m.id for m in alice.list(every)} == alice_ids
         assert alice.get(bob_id) is None
         assert alice.count(MemoryFilter(user_id="bob")) == 0
+        # Searches read term and vector tables without policies of their own: what they
+        # return is still checked against the memories the owner may see.
+        assert {i for i, _ in alice.search_lexical(["note"], every, 10)} == alice_ids
+        assert {i for i, _ in alice.search_lexical(["bob"], every, 10)} == set()
         with alice._open_pool().connection() as conn:  # SQL with no filter at all
             users = conn.execute("SELECT DISTINCT user_id FROM memories").fetchall()
             assert users == [("alice",)]

@@ -220,32 +220,28 @@ def search(
     ``terms`` whose memory meets ``scope`` (a fixed `` AND ...`` over ``m.`` with ``params``).
 
     The matches are ranked without the scope first, and the best few times ``limit`` of them
-    are checked for scope by primary key: the first ``limit`` in scope are the answer when
+    are checked for scope by primary key in ``memories`` (whose row security policy then
+    applies too: the term tables have none): the first ``limit`` in scope are the answer when
     there are that many (any better match in scope would be among them). Otherwise, as when
-    a sample leaves too few, every match is ranked within the scope."""
+    a sample leaves too few, every match is ranked joined to its memory, within the scope."""
     if limit <= 0:
         return []
     plan = _plan(conn, corpus, terms, budget=corpus == MEMORY_TERMS)
     if plan is None:
         return []
-    if scope:
-        depth = limit * _SCOPE_SPARE
-        best = _ranked(conn, corpus, plan, plan.window, "", (), depth)
-        wanted = [memory_id for memory_id, _ in best]
-        rows = conn.execute(_IN_SCOPE.format(scope=scope), (wanted, *params), prepare=False)
-        inside = {str(row[0]) for row in rows}
-        found = [hit for hit in best if hit[0] in inside][:limit]
-        if len(found) == limit or (plan.window is None and len(best) < depth):
+    depth = limit * _SCOPE_SPARE
+    best = _ranked(conn, corpus, plan, plan.window, None, (), depth)
+    wanted = [memory_id for memory_id, _ in best]
+    rows = conn.execute(_IN_SCOPE.format(scope=scope), (wanted, *params), prepare=False)
+    inside = {str(row[0]) for row in rows}
+    found = [hit for hit in best if hit[0] in inside][:limit]
+    if len(found) == limit or (plan.window is None and len(best) < depth):
+        return found
+    if plan.window is not None and len(best) == depth:  # more of the sample may be in scope
+        found = _ranked(conn, corpus, plan, plan.window, scope, params, limit)
+        if len(found) == limit:
             return found
-        if plan.window is not None and len(best) == depth:  # more of the sample may be in scope
-            found = _ranked(conn, corpus, plan, plan.window, scope, params, limit)
-            if len(found) == limit:
-                return found
-        return _ranked(conn, corpus, plan, None, scope, params, limit)
-    found = _ranked(conn, corpus, plan, plan.window, "", (), limit)
-    if plan.window is not None and len(found) < limit:
-        found = _ranked(conn, corpus, plan, None, "", (), limit)
-    return found
+    return _ranked(conn, corpus, plan, None, scope, params, limit)
 
 
 def _score_sql(plan: _Plan) -> str:
@@ -261,21 +257,21 @@ def _ranked(
     corpus: Corpus,
     plan: _Plan,
     window: tuple[int, int] | None,
-    scope: str,
+    scope: str | None,
     params: Sequence[object],
     limit: int,
 ) -> list[tuple[str, float]]:
-    """The best ``limit`` matches of the plan's terms (in ``window`` when given, within
-    ``scope`` when not empty)."""
+    """The best ``limit`` matches of the plan's terms (in ``window`` when given), joined to
+    their memories within ``scope``, or unjoined when ``scope`` is None (for a later check)."""
     weights: list[object] = []
     for term, idf in zip(plan.terms, plan.idfs, strict=True):
         weights += [(_K1 + 1) * idf, term, term, plan.average]
     sql = _SEARCH.format(
         score=_score_sql(plan),
         table=corpus,
-        join=_JOIN if scope else "",
+        join="" if scope is None else _JOIN,
         window="" if window is None else _WINDOW,
-        scope=scope,
+        scope=scope or "",
     )
     rows = conn.execute(sql, (*weights, plan.terms, *(window or ()), *params, limit), prepare=False)
     return [(str(i), float(str(s))) for i, s in rows]
