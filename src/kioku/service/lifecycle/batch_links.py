@@ -128,21 +128,21 @@ def _typed(
     vectors = matrix[pool]
     pool_created = np.asarray([active[ids[i]].created for i in keep], dtype=np.float64)
     wanted: dict[str, dict[str, float]] = {}
-    for memory_id in new:
-        memory = memories.get(memory_id)
-        if memory is None:
-            continue
-        sims: dict[str, float] = {}
-        if memory_id in row and pool.size:
-            with threads_for(vectors.size):
+    with threads_for(vectors.size):  # one product per memory, each small
+        for memory_id in new:
+            memory = memories.get(memory_id)
+            if memory is None:
+                continue
+            sims: dict[str, float] = {}
+            if memory_id in row and pool.size:
                 scores = vectors @ matrix[row[memory_id]]
-            eligible = (pool_created <= active[memory_id].created) & (pool != row[memory_id])
-            for j in _best(scores, eligible, CANDIDATES):
-                sims[ids[int(pool[j])]] = float(scores[j])
-        before = _session_predecessor(engine, user, agent, memory)
-        if before is not None and before in active:
-            sims.setdefault(before, _similarity(matrix, row, memory_id, before))
-        wanted[memory_id] = sims
+                eligible = (pool_created <= active[memory_id].created) & (pool != row[memory_id])
+                for j in _best(scores, eligible, CANDIDATES):
+                    sims[ids[int(pool[j])]] = float(scores[j])
+            before = _session_predecessor(engine, user, agent, memory)
+            if before is not None and before in active:
+                sims.setdefault(before, _similarity(matrix, row, memory_id, before))
+            wanted[memory_id] = sims
     others = {m.id: m for m in store.get_many(sorted({o for s in wanted.values() for o in s}))}
     proposals: list[Proposal] = []
     for memory_id, sims in wanted.items():
