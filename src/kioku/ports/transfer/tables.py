@@ -199,6 +199,7 @@ DERIVED: Final[dict[str, dict[str, str]]] = {
         "schema_migrations": "the target's own migration log",
         "sqlite_sequence": "SQLite's counters, advanced by the copied ids",
         "sqlite_stat*": "the query planner's statistics",
+        "vector_log": "the vector cache's change log, this store's own bookkeeping",
     },
     "postgres": {
         "memory_terms": "the lexical index, rebuilt from each memory's text as it is written",

@@ -20,7 +20,10 @@ Version 8 adds memory kinds (knowledge, procedures, profiles), cold storage of o
 and the unified activity log (see :mod:`kioku.adapters.store.sqlite.kinds_schema`). Version 9
 adds what consolidation, active forgetting, resolution propagation and the mid-term tier keep
 (see :mod:`kioku.adapters.store.sqlite.consolidation_schema`). Version 10 adds the server's
-API keys (see :mod:`kioku.adapters.store.sqlite.keys_schema`).
+API keys (see :mod:`kioku.adapters.store.sqlite.keys_schema`). Version 11 adds the change log
+that lets a vector cache catch up on other writes (see
+:mod:`kioku.adapters.store.sqlite.vector_version`); it starts empty, so a cache from before it
+is loaded again once.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ from kioku.adapters.store.sqlite import (
     schema_v2,
     search,
     usage,
+    vector_version,
 )
 from kioku.adapters.store.sqlite.connection import is_busy, is_corrupt
 from kioku.core.timefmt import format_ts
@@ -149,6 +153,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(8, "memory_kinds", (_sql_step(*kinds_schema.KINDS_SCHEMA),)),
     Migration(9, "consolidation", (_sql_step(*consolidation_schema.CONSOLIDATION_SCHEMA),)),
     Migration(10, "api_keys", (_sql_step(*keys_schema.KEYS_SCHEMA),)),
+    Migration(11, "vector_log", (_sql_step(*vector_version.VECTOR_LOG_SCHEMA),)),
 )
 
 #: The schema version this code writes and expects.

@@ -173,7 +173,7 @@ def _finish(conn: sqlite3.Connection) -> None:
     )
     conn.execute("DELETE FROM memories_fts")
     search.backfill(conn)
-    vector_version.bump_version(conn)
+    vector_version.bump_version(conn, None)  # every row is new to any cache: reload
 
 
 def salvage(source: Path, target: Path) -> SalvageReport:

@@ -504,16 +504,18 @@ class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
                 )
                 if found is not None:
                     return found
-            from kioku.adapters.store.sqlite import vectors
+            from kioku.adapters.store.sqlite import vector_log, vectors
 
             if cached is None or cached[0] != version:
-                cached = (version, vectors.load(conn, model, version, self._vector_files))
+                # Brought up to date from the change log when it can be (see .vector_log).
+                fresh = vector_log.refresh(conn, model, version, cached, self._vector_files)
+                cached = (version, fresh)
                 # Inside atomic() the snapshot may yet roll back: use it, never keep it.
                 if self._depth == 0 and version >= 0:
                     self._vectors[model] = cached
                     persist = cached[1] is not None and cached[1].loaded_from == "sqlite"
-            elif save and cached[1] is not None and cached[1].loaded_from == "delta":
-                # Carried over this store's inserts: only written when asked (see .vector_delta).
+            elif save and cached[1] is not None and cached[1].loaded_from in ("delta", "log"):
+                # Carried over writes: only written when asked (see .vector_delta, .vector_log).
                 persist = self._depth == 0
         # The matrix is never changed once built: write it and multiply outside the lock.
         if cached[1] is None:

@@ -129,7 +129,7 @@ def _insert_memories(
             )
     if indexed:
         search.put_many(conn, indexed)
-        bump_version(conn)
+        bump_version(conn, [memory_id for memory_id, _ in indexed])
     return len(indexed)
 
 

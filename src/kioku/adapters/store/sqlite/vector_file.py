@@ -123,11 +123,13 @@ class VectorFiles:
 
     # -- reading -------------------------------------------------------------------------
 
-    def read(self, model: str, version: int) -> ModelVectors | None:
+    def read(self, model: str, version: int | None) -> ModelVectors | None:
         """The vectors of ``model`` as of ``version`` from its file, or None when there is no
-        file or it does not describe exactly that (stale, foreign, damaged)."""
+        file or it does not describe exactly that (stale, foreign, damaged). With ``version``
+        None, the file as of the version it was written at (which :mod:`.vector_log` may
+        bring up to date)."""
         path = self.path(model)
-        if path is None or version <= 0:
+        if path is None or (version is not None and version <= 0):
             return None
         started = time.perf_counter()
         try:
@@ -154,6 +156,8 @@ class VectorFiles:
         path = self.path(vectors.model)
         if path is None or vectors.version <= 0 or not os.access(self._db, os.W_OK):
             return None  # in memory, no version to tie it to, or a read-only store
+        if vectors.mixed:
+            return None  # leaves out vectors of another dimension: never carried forward
         started = time.perf_counter()
         try:
             parts = _encode(vectors)
@@ -282,7 +286,7 @@ def _quantise(matrix: npt.NDArray[np.float32]) -> tuple[bytes, bytes]:
     return scales.tobytes(), levels.tobytes()
 
 
-def _read(path: Path, model: str, version: int) -> ModelVectors | None:
+def _read(path: Path, model: str, version: int | None) -> ModelVectors | None:
     with open(path, "rb") as file:
         if os.fstat(file.fileno()).st_size == 0:
             raise ValueError("an empty file")
@@ -291,7 +295,10 @@ def _read(path: Path, model: str, version: int) -> ModelVectors | None:
     try:
         layout = Layout.of(view)
         header = layout.header
-        if header.get("version") != version:
+        saved = header.get("version")
+        if not isinstance(saved, int) or saved <= 0:
+            raise ValueError("no version")
+        if version is not None and saved != version:
             return None  # stale: a write since, or another database: rebuild, quietly
         if header.get("model") != model or header.get("byteorder") != sys.byteorder:
             raise ValueError("another model or byte order")
@@ -310,7 +317,7 @@ def _read(path: Path, model: str, version: int) -> ModelVectors | None:
         view.release()  # the arrays keep the mapping alive on their own
     return ModelVectors(
         model=model,
-        version=version,
+        version=saved,
         dim=dim,
         ids=ids,
         columns=columns.reshape(dim, n),

@@ -13,6 +13,9 @@ writes. Versions are only ever compared for equality: a random one, unlike a cou
 come back after a rolled-back write or when a backup is restored, so a cache (in process or
 in the file of :mod:`.vector_file`) built at one version is never taken for another state.
 
+Each such write also logs the ids it changed with the version it set, so a cache at an older
+version is usually brought up to date from the log (:mod:`.vector_log`) rather than reloaded.
+
 :func:`load` reads the version's rows in the caller's snapshot, so the cache it returns is
 exactly the state that version names, whatever other processes write meanwhile. It first
 asks the persisted file, when the caller passes one, and builds from the blobs otherwise;
@@ -25,7 +28,7 @@ import sqlite3
 import time
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final, Literal, Protocol
 
 import numpy as np
@@ -52,6 +55,7 @@ __all__ = [
     "embedding_models",
     "extend_columns",
     "load",
+    "normalised",
     "read_version",
     "top_matches",
 ]
@@ -134,9 +138,14 @@ class ModelVectors:
     _filters: dict[FilterKey, tuple[npt.NDArray[np.bool_] | None, int]] = field(
         default_factory=dict, repr=False
     )
-    #: Where it came from: built from the database's rows, mapped from the cache file, or
-    #: extended by this process's own inserts (:mod:`.vector_delta`; never written to a file).
-    loaded_from: Literal["sqlite", "file", "delta"] = "sqlite"
+    #: Where it came from: built from the database's rows, mapped from the cache file,
+    #: extended by this process's own inserts (:mod:`.vector_delta`), or brought up to date
+    #: from the change log (:mod:`.vector_log`); the last two are written to a file only
+    #: when asked.
+    loaded_from: Literal["sqlite", "file", "delta", "log"] = "sqlite"
+    #: The model also has vectors of other dimensions, which this cache leaves out: it is
+    #: never carried forward nor written to a file (the majority may change).
+    mixed: bool = False
 
     @property
     def size(self) -> int:
@@ -208,8 +217,9 @@ class SavedVectors(Protocol):
     """Where caches are kept between processes (:class:`.vector_file.VectorFiles`, which
     builds on this module, so it is named here by what :func:`load` asks of it)."""
 
-    def read(self, model: str, version: int) -> ModelVectors | None:
-        """The cache of ``model`` saved exactly as of ``version``, or None."""
+    def read(self, model: str, version: int | None) -> ModelVectors | None:
+        """The cache of ``model`` saved exactly as of ``version`` (None: as of whatever
+        version it was saved at), or None."""
         ...
 
 
@@ -257,6 +267,8 @@ def load(
             hint="run `kioku doctor`; fix the row with the sqlite3 shell or restore a backup",
         )
     loaded = build(model, version, dim, ids, users, agents, flags, blobs)
+    if len(counts) > 1:
+        loaded = replace(loaded, mixed=True)
     _log.debug(
         "vector cache: loaded %d vectors of %r (dim %d) in %.1f ms",
         len(ids),
@@ -285,14 +297,14 @@ def build(
         version=version,
         dim=dim,
         ids=IdColumn(ids),
-        columns=_columns(ids, blobs, dim),
+        columns=normalised(ids, blobs, dim),
         scope_codes=np.asarray(codes, dtype=np.int32),
         scopes=tuple(scopes),
         archived=np.asarray(archived, dtype=np.bool_),
     )
 
 
-def _columns(ids: Sequence[object], blobs: Sequence[bytes], dim: int) -> FloatMatrix:
+def normalised(ids: Sequence[object], blobs: Sequence[bytes], dim: int) -> FloatMatrix:
     """The blobs as normalised vectors, transposed into a ``(dim, n)`` matrix a chunk at a
     time: small chunks keep the transposing copy in the CPU cache (four times faster than
     large ones) and loading never holds a second full copy. A vector with a NaN or infinite
@@ -324,7 +336,7 @@ def extend_columns(
     columns: FloatMatrix, ids: Sequence[object], blobs: Sequence[bytes], dim: int
 ) -> FloatMatrix:
     """``columns`` with the blobs' normalised vectors added as new columns (a new matrix)."""
-    added = _columns(ids, blobs, dim)
+    added = normalised(ids, blobs, dim)
     return np.concatenate([columns, added], axis=1)
 
 

@@ -79,7 +79,8 @@ class Inserts:
         if not with_vectors:
             return None
         before = vector_version.read_version(conn)
-        return VectorDelta(before, vector_version.bump_version(conn), with_vectors)
+        after = vector_version.bump_version(conn, [memory.id for memory in with_vectors])
+        return VectorDelta(before, after, with_vectors)
 
 
 def prepare_inserts(memories: Sequence[Memory]) -> Inserts:
@@ -124,7 +125,7 @@ class Update:
         if self.reindex:
             search.reindex(conn, memory_id)
         if self.bump_vectors:
-            vector_version.bump_version(conn)
+            vector_version.bump_version(conn, [memory_id])
         return True
 
 
@@ -177,5 +178,5 @@ def delete_memory(conn: sqlite3.Connection, memory_id: str) -> bool:
     conn.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
     search.remove(conn, memory_id)
     if row[0]:
-        vector_version.bump_version(conn)
+        vector_version.bump_version(conn, [memory_id])
     return True

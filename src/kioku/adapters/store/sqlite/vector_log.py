@@ -1,0 +1,191 @@
+"""Vector caches brought up to date from the store's change log instead of reloaded.
+
+A cache (:class:`.vectors.ModelVectors`) holds every vector of one model as of one version of
+the store. Every write that changes what vector search sees sets a new version and records it
+in ``vector_log`` with the ids of the memories it changed (see :mod:`.vector_version`). So a
+cache at version ``V`` that finds the store at a later version, whichever process wrote, reads
+the entries after ``V``'s, reads those memories' current rows in the same snapshot, and makes
+a new cache from the old one: the rows of changed or deleted memories are dropped, and the
+memories that now have a vector of the model are appended. The old arrays are never written
+to (they may be a mapped file, or in use by a search on another thread).
+
+Vector search never depends on the order of the rows (equal scores are ordered by id, see
+:mod:`.vector_scan`), so the result is exactly that of a fresh load. It falls back to a full
+load (:func:`.vectors.load`) when the log cannot say what changed: ``V`` is not in it (pruned,
+or written before the log existed), a reload marker follows it, the entries after it are more
+than :data:`MAX_SHARE` of the cache's rows (and more than :data:`MIN_ROWS`), a changed vector
+has another dimension than the cache's, or the cache left out vectors of another dimension.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from dataclasses import dataclass, replace
+from typing import Final
+
+import numpy as np
+
+from kioku.adapters.store.sqlite.vector_version import changes_since
+from kioku.adapters.store.sqlite.vectors import (
+    IdColumn,
+    ModelVectors,
+    SavedVectors,
+    build,
+    load,
+    normalised,
+)
+
+__all__ = ["MAX_SHARE", "MIN_ROWS", "CaughtUp", "catch_up", "change_limit", "refresh"]
+
+#: Log entries applied to a cache at most, as a share of its rows; past it a full load wins.
+MAX_SHARE: Final = 0.2
+#: Entries applied whatever the cache's size (reloading a small cache is cheap either way).
+MIN_ROWS: Final = 256
+#: Ids read back per query (below SQLite's limit on bound parameters).
+_CHUNK: Final = 500
+
+
+@dataclass(frozen=True, slots=True)
+class CaughtUp:
+    """A cache brought up to date: the vectors of the model (None: it has none now)."""
+
+    vectors: ModelVectors | None
+
+
+def change_limit(size: int) -> int:
+    """How many log entries a cache of ``size`` rows catches up on before it reloads."""
+    return max(MIN_ROWS, int(size * MAX_SHARE))
+
+
+def refresh(
+    conn: sqlite3.Connection,
+    model: str,
+    version: int,
+    cached: tuple[int, ModelVectors | None] | None,
+    files: SavedVectors | None,
+) -> ModelVectors | None:
+    """Every vector of ``model`` as of ``version`` (read in ``conn``'s snapshot): the cache
+    file at exactly that version, else ``cached`` or the file at an older version brought up
+    to date from the log, else a full load."""
+    if files is not None and version > 0:
+        exact = files.read(model, version)
+        if exact is not None:
+            return exact
+    if cached is not None:
+        caught = catch_up(conn, model, cached[0], cached[1], version)
+        if caught is not None:
+            return caught.vectors
+    if files is not None and version > 0:
+        saved = files.read(model, None)
+        if saved is not None and (cached is None or saved.version != cached[0]):
+            caught = catch_up(conn, model, saved.version, saved, version)
+            if caught is not None:
+                return caught.vectors
+    return load(conn, model, version)
+
+
+def catch_up(
+    conn: sqlite3.Connection,
+    model: str,
+    since: int,
+    base: ModelVectors | None,
+    version: int,
+) -> CaughtUp | None:
+    """``base`` (the vectors of ``model`` as of version ``since``) brought to ``version``
+    from the log, or None when the log cannot do it (see the module's docstring)."""
+    if base is not None and base.mixed:
+        return None
+    changed = changes_since(conn, since, version, change_limit(0 if base is None else base.size))
+    if changed is None:
+        return None
+    rows = _current_rows(conn, model, changed)
+    dim = rows[0][3] if base is None and rows else (0 if base is None else base.dim)
+    if any(row[3] != dim or len(row[4]) != dim * 4 for row in rows):
+        return None  # another dimension (or a damaged row): a full load decides
+    if base is None:
+        if not rows:
+            return CaughtUp(None)
+        ids, users, agents, _, blobs, flags = (list(column) for column in zip(*rows, strict=True))
+        fresh = build(model, version, dim, ids, users, agents, flags, blobs)
+        return CaughtUp(replace(fresh, loaded_from="log"))
+    return CaughtUp(_applied(base, version, set(changed), rows))
+
+
+Row = tuple[str, str, str, int, bytes, bool]
+
+
+def _current_rows(conn: sqlite3.Connection, model: str, ids: list[str]) -> list[Row]:
+    """``(id, user, agent, dim, vector, archived)`` of those of ``ids`` that have a vector of
+    ``model`` now."""
+    cursor = conn.cursor()
+    cursor.row_factory = None
+    found: list[Row] = []
+    try:
+        for start in range(0, len(ids), _CHUNK):
+            chunk = ids[start : start + _CHUNK]
+            marks = ", ".join("?" * len(chunk))  # a count of placeholders, never input
+            for memory_id, user, agent, dim, blob, archived in cursor.execute(
+                "SELECT id, user_id, agent_id, embedding_dim, embedding, "
+                "archived_at IS NOT NULL FROM memories WHERE embedding_model = ? "
+                f"AND embedding IS NOT NULL AND id IN ({marks})",
+                (model, *chunk),
+            ):
+                found.append(
+                    (str(memory_id), str(user), str(agent), int(dim), bytes(blob), bool(archived))
+                )
+    finally:
+        cursor.close()
+    return found
+
+
+def _applied(
+    base: ModelVectors, version: int, changed: set[str], rows: list[Row]
+) -> ModelVectors | None:
+    """A new cache: ``base`` without the rows of ``changed`` memories, then ``rows``."""
+    old_ids = base.ids.tolist()
+    dropped = [row for row, memory_id in enumerate(old_ids) if memory_id in changed]
+    kept = base.size - len(dropped)
+    if kept + len(rows) == 0:
+        return None
+    if not dropped and not rows:
+        return replace(base, version=version, _filters={}, loaded_from="log")
+    columns = np.empty((base.dim, kept + len(rows)), dtype=np.float32)
+    keep = np.ones(base.size, dtype=np.bool_)
+    keep[dropped] = False
+    # Copy the kept columns run by run: one pass over the old matrix, no temporary copy.
+    at = 0
+    for start, end in _runs(dropped, base.size):
+        columns[:, at : at + end - start] = base.columns[:, start:end]
+        at += end - start
+    scopes = dict(zip(base.scopes, range(len(base.scopes)), strict=True))
+    codes = [scopes.setdefault((user, agent), len(scopes)) for _, user, agent, *_ in rows]
+    if rows:
+        new_ids = [row[0] for row in rows]
+        columns[:, kept:] = normalised(new_ids, [row[4] for row in rows], base.dim)
+    return ModelVectors(
+        model=base.model,
+        version=version,
+        dim=base.dim,
+        ids=IdColumn(
+            [memory_id for memory_id in old_ids if memory_id not in changed]
+            + [row[0] for row in rows]
+        ),
+        columns=columns,
+        scope_codes=np.concatenate([base.scope_codes[keep], np.asarray(codes, dtype=np.int32)]),
+        scopes=tuple(scopes),
+        archived=np.concatenate(
+            [base.archived[keep], np.asarray([row[5] for row in rows], dtype=np.bool_)]
+        ),
+        loaded_from="log",
+    )
+
+
+def _runs(dropped: list[int], size: int) -> list[tuple[int, int]]:
+    """The ``[start, end)`` runs of rows between the ``dropped`` ones (ascending)."""
+    runs = []
+    start = 0
+    for row in [*dropped, size]:
+        if row > start:
+            runs.append((start, row))
+        start = row + 1
+    return runs
