@@ -17,6 +17,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -24,7 +25,8 @@ from hypothesis import strategies as st
 from kioku.adapters.store.sqlite import vector_version
 from kioku.adapters.store.sqlite.store import SqliteStore
 from kioku.adapters.store.sqlite.vector_file import VectorFiles
-from kioku.adapters.store.sqlite.vector_log import change_limit
+from kioku.adapters.store.sqlite.vector_log import change_limit, extended
+from kioku.adapters.store.sqlite.vectors import ModelVectors, build, top_matches
 from kioku.core.model import Embedding, Memory
 from kioku.ports.store import MemoryFilter, MemoryPatch
 from tests.contract.conftest import BASE_TIME, build_memory
@@ -60,6 +62,8 @@ _op = st.one_of(
     st.tuples(st.just("delete_then_fail"), _pick),
     st.tuples(st.just("mixed_transaction"), st.tuples(_pick, _vector, _new)),
     st.tuples(st.just("nothing_visible"), _pick),
+    st.tuples(st.just("warm_add"), _new),
+    st.tuples(st.just("warm_search_in_transaction"), _vector),
 )
 
 
@@ -106,6 +110,15 @@ def _fresh(path: Path, query: tuple[float, ...]) -> list[Any]:
 
 def _cache(store: SqliteStore) -> tuple[int, Any]:
     return store._vectors[MODEL]
+
+
+def _search_cache(vectors: ModelVectors | None, query: tuple[float, ...]) -> list[Any]:
+    """What one cache object answers, without the store (for copy-on-write checks)."""
+    if vectors is None:
+        return []
+    return [
+        top_matches(vectors, query, flt.user_id, flt.agent_id, flt.archived, 50) for flt in FILTERS
+    ]
 
 
 @pytest.fixture
@@ -199,18 +212,29 @@ def test_a_warm_cache_catches_up_on_another_stores_writes(
     counter = [0]
     ids: list[str] = []
     try:
-        _apply(other, "add", [((1.0, 0.0, 0.0, 0.0), ("ann", "a"))] * 3, ids, counter)
+        # Enough rows that some dead ones are kept before the matrix is compacted.
+        start = [((1.0, float(n % 3), 0.0, -1.0), ("ann", "a")) for n in range(24)]
+        _apply(other, "add", start, ids, counter)
         _search(warm, queries[0])  # the cache is warm from here on
         assert _cache(warm)[1].loaded_from == "sqlite"
         for op, arg in ops:
-            before = _cache(warm)[0]
-            _apply(other, op, arg, ids, counter)
+            before, previous = _cache(warm)
+            seen = _search_cache(previous, queries[0])
+            if op == "warm_add":  # this store's own insert, carried (see .vector_delta)
+                _apply(warm, "add", arg, ids, counter)
+            elif op == "warm_search_in_transaction":  # a cache used, never kept
+                with warm.atomic():
+                    _search(warm, arg)
+            else:
+                _apply(other, op, arg, ids, counter)
             for query in queries:
                 assert _search(warm, query) == _fresh(path, query), (op, arg)
             version, vectors = _cache(warm)
-            if version != before and vectors is not None:
+            if version != before and vectors is not None and op != "warm_add":
                 # Caught up from the log: never a full load (the changes are few).
                 assert vectors.loaded_from == "log", (op, arg)
+            # Copy-on-write: the cache it started from answers as it did.
+            assert _search_cache(previous, queries[0]) == seen
     finally:
         warm.close()
         other.close()
@@ -254,14 +278,34 @@ def test_a_stale_cache_file_is_brought_up_to_date(tmp_path: Path) -> None:
     with SqliteStore(path) as reader:
         answers = _search(reader, query)
         assert _cache(reader)[1].loaded_from == "log"
-        # Kept in memory; written when asked, as a cache carried over inserts is.
+        # Written again, so the next process maps it as it is now.
         version = _cache(reader)[0]
-        assert VectorFiles(path).read(MODEL, version) is None
-        reader.save_vector_cache(MODEL)
         saved = VectorFiles(path).read(MODEL, version)
         assert saved is not None
-        assert saved.size == 5
+        assert sorted(saved.ids.tolist()) == sorted(build_memory(n).id for n in range(1, 6))
+        assert saved.archived.tolist() == [i == build_memory(1).id for i in saved.ids.tolist()]
     assert answers == _fresh(path, query)
+
+
+def test_a_cache_caught_up_in_memory_is_written_when_asked(
+    pair: tuple[Path, SqliteStore, SqliteStore],
+) -> None:
+    path, warm, other = pair
+    other.add_many([_memory(n, (1.0, float(n), 0.0, 0.0), ("ann", "a")) for n in range(1, 21)])
+    _search(warm, (1.0, 0.0, 0.0, 0.0))
+    other.delete(build_memory(2).id)
+    _search(warm, (1.0, 0.0, 0.0, 0.0))
+    version, caught = _cache(warm)
+    assert caught.loaded_from == "log"
+    assert caught.dead is not None  # the deleted row is still in the matrix, never found
+    assert build_memory(2).id in caught.ids.tolist()
+    # Kept in memory only (a warm process); written when asked, as after the drain's writes.
+    assert VectorFiles(path).read(MODEL, version) is None
+    warm.save_vector_cache(MODEL)
+    saved = VectorFiles(path).read(MODEL, version)
+    assert saved is not None
+    assert sorted(saved.ids.tolist()) == sorted(build_memory(n).id for n in range(1, 21) if n != 2)
+    assert saved.dead is None
 
 
 def test_a_pruned_log_means_a_full_load(
@@ -393,3 +437,30 @@ def test_a_store_made_before_the_log_loads_once_then_catches_up(tmp_path: Path) 
         other.add(_memory(2, (0.0, 1.0, 0.0, 0.0), ("ann", "a")))
         assert _search(warm, query) == _fresh(path, query)
         assert _cache(warm)[1].loaded_from == "log"
+
+
+def _blob(*values: float) -> bytes:
+    return np.asarray(values, dtype="<f4").tobytes()
+
+
+def test_caches_made_from_one_cache_never_write_each_others_rows() -> None:
+    base = build(
+        MODEL, 1, DIM, ["a", "b"], ["ann"] * 2, ["a"] * 2, [False] * 2, [_blob(1, 0, 0, 0)] * 2
+    )
+    first = extended(base, 2, ["c"], [("ann", "a")], [False], [_blob(0, 1, 0, 0)], "log")
+    second = extended(first, 3, ["d"], [("ben", "a")], [True], [_blob(0, 0, 1, 0)], "log")
+    # The second grew the first's matrix in place (no copy of the old vectors) ...
+    assert first.spare is not None
+    assert second.spare is first.spare
+    assert np.shares_memory(first.columns, second.columns)
+    # ... so another cache made from the first must not write where the second reads.
+    sibling = extended(first, 4, ["e"], [("ann", "b")], [False], [_blob(0, 0, 0, 1)], "log")
+    assert not np.shares_memory(sibling.columns, second.columns)
+    assert second.columns[:, 3].tolist() == [0.0, 0.0, 1.0, 0.0]
+    assert sibling.columns[:, 3].tolist() == [0.0, 0.0, 0.0, 1.0]
+    assert (second.ids.tolist(), sibling.ids.tolist()) == (
+        ["a", "b", "c", "d"],
+        ["a", "b", "c", "e"],
+    )
+    assert base.size == 2
+    assert first.size == 3

@@ -509,11 +509,15 @@ class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
             if cached is None or cached[0] != version:
                 # Brought up to date from the change log when it can be (see .vector_log).
                 fresh = vector_log.refresh(conn, model, version, cached, self._vector_files)
+                came = None if fresh is None else fresh.loaded_from
+                # Written when built from the rows, or caught up from an older file by a
+                # process without a cache of its own (so the next process maps it again).
+                write = came == "sqlite" or (came == "log" and (save or cached is None))
                 cached = (version, fresh)
                 # Inside atomic() the snapshot may yet roll back: use it, never keep it.
                 if self._depth == 0 and version >= 0:
                     self._vectors[model] = cached
-                    persist = cached[1] is not None and cached[1].loaded_from == "sqlite"
+                    persist = write
             elif save and cached[1] is not None and cached[1].loaded_from in ("delta", "log"):
                 # Carried over writes: only written when asked (see .vector_delta, .vector_log).
                 persist = self._depth == 0

@@ -19,10 +19,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from itertools import pairwise
 
-import numpy as np
-
 from kioku.adapters.store.sqlite.codec import encode_embedding
-from kioku.adapters.store.sqlite.vectors import IdColumn, ModelVectors, build, extend_columns
+from kioku.adapters.store.sqlite.vector_log import extended
+from kioku.adapters.store.sqlite.vectors import ModelVectors, build
 from kioku.adapters.store.sqlite.writes import VectorDelta
 
 __all__ = ["carry"]
@@ -73,22 +72,10 @@ def _extended(
         return replace(
             build(model, version, dim, ids, users, agents, flags, blobs), loaded_from="delta"
         )
-    scopes = dict.fromkeys(base.scopes)
-    codes = []
-    for pair in zip(users, agents, strict=True):
-        if pair not in scopes:
-            scopes[pair] = None
-        codes.append(list(scopes).index(pair))
-    return ModelVectors(
-        model=model,
-        version=version,
-        dim=dim,
-        ids=IdColumn([*base.ids.tolist(), *ids]),
-        columns=extend_columns(base.columns, ids, blobs, dim),
-        scope_codes=np.concatenate([base.scope_codes, np.asarray(codes, dtype=np.int32)]),
-        scopes=tuple(scopes),
-        archived=np.concatenate([base.archived, np.asarray(flags, dtype=np.bool_)]),
-        loaded_from="delta",
+    if base.mixed:
+        raise _Unchainable(model)
+    return extended(
+        base, version, ids, list(zip(users, agents, strict=True)), flags, blobs, "delta"
     )
 
 

@@ -158,6 +158,7 @@ class VectorFiles:
             return None  # in memory, no version to tie it to, or a read-only store
         if vectors.mixed:
             return None  # leaves out vectors of another dimension: never carried forward
+        vectors = vectors.live()  # the file has no dead rows
         started = time.perf_counter()
         try:
             parts = _encode(vectors)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sqlite3
 from dataclasses import dataclass, replace
-from typing import Final
+from typing import Final, Literal
 
 import numpy as np
 
@@ -30,12 +30,21 @@ from kioku.adapters.store.sqlite.vectors import (
     IdColumn,
     ModelVectors,
     SavedVectors,
+    Spare,
     build,
     load,
     normalised,
 )
 
-__all__ = ["MAX_SHARE", "MIN_ROWS", "CaughtUp", "catch_up", "change_limit", "refresh"]
+__all__ = [
+    "MAX_SHARE",
+    "MIN_ROWS",
+    "CaughtUp",
+    "catch_up",
+    "change_limit",
+    "extended",
+    "refresh",
+]
 
 #: Log entries applied to a cache at most, as a share of its rows; past it a full load wins.
 MAX_SHARE: Final = 0.2
@@ -141,42 +150,101 @@ def _current_rows(conn: sqlite3.Connection, model: str, ids: list[str]) -> list[
 def _applied(
     base: ModelVectors, version: int, changed: set[str], rows: list[Row]
 ) -> ModelVectors | None:
-    """A new cache: ``base`` without the rows of ``changed`` memories, then ``rows``."""
-    old_ids = base.ids.tolist()
-    dropped = [row for row, memory_id in enumerate(old_ids) if memory_id in changed]
-    kept = base.size - len(dropped)
-    if kept + len(rows) == 0:
+    """A new cache: ``base`` with the rows of ``changed`` memories dead, then ``rows``."""
+    dead = base.dead
+    dropped = [
+        row
+        for row, memory_id in enumerate(base.ids.tolist())
+        if memory_id in changed and (dead is None or not dead[row])
+    ]
+    alive = base.size - len(dropped) - (0 if dead is None else int(np.count_nonzero(dead)))
+    if alive + len(rows) == 0:
         return None
-    if not dropped and not rows:
-        return replace(base, version=version, _filters={}, loaded_from="log")
-    columns = np.empty((base.dim, kept + len(rows)), dtype=np.float32)
-    keep = np.ones(base.size, dtype=np.bool_)
-    keep[dropped] = False
-    # Copy the kept columns run by run: one pass over the old matrix, no temporary copy.
+    if dropped:
+        dead = np.zeros(base.size, dtype=np.bool_) if dead is None else dead.copy()
+        dead[dropped] = True
+    return extended(
+        replace(base, dead=dead, _filters={}),
+        version,
+        [row[0] for row in rows],
+        [(row[1], row[2]) for row in rows],
+        [row[5] for row in rows],
+        [row[4] for row in rows],
+        "log",
+    )
+
+
+def extended(
+    base: ModelVectors,
+    version: int,
+    ids: list[str],
+    scopes: list[tuple[str, str]],
+    archived: list[bool],
+    blobs: list[bytes],
+    loaded_from: Literal["delta", "log"],
+) -> ModelVectors:
+    """``base`` with new rows (vectors of ``base.dim``), as of ``version``.
+
+    Appending copies no old vector when ``base`` ends its matrix's used part and there is
+    room: the new columns go after it (see :class:`.vectors.Spare`). Otherwise the vectors
+    are copied into a new matrix with room to grow, without the dead rows. Dead rows are
+    also dropped once they are more than an eighth of the rows."""
+    n, added = base.size, len(ids)
+    dead = base.dead
+    dead_rows = [] if dead is None else np.flatnonzero(dead).tolist()
+    spare = base.spare
+    in_place = (
+        len(dead_rows) <= n // 8
+        and (added == 0 or (spare is not None and spare.used == n))
+        and (spare is None or spare.array.shape[1] >= n + added)
+    )
+    codes_of = dict(zip(base.scopes, range(len(base.scopes)), strict=True))
+    codes = np.asarray([codes_of.setdefault(pair, len(codes_of)) for pair in scopes], np.int32)
+    flags = np.asarray(archived, dtype=np.bool_)
+    vectors = normalised(ids, blobs, base.dim)
+    if in_place:
+        columns = base.columns
+        if added:
+            assert spare is not None
+            spare.array[:, n : n + added] = vectors
+            spare.used = n + added
+            columns = spare.array[:, : n + added]
+        return replace(
+            base,
+            version=version,
+            ids=IdColumn([*base.ids.tolist(), *ids]) if added else base.ids,
+            columns=columns,
+            scope_codes=np.concatenate([base.scope_codes, codes]),
+            scopes=tuple(codes_of),
+            archived=np.concatenate([base.archived, flags]),
+            dead=None if dead is None else np.concatenate([dead, np.zeros(added, np.bool_)]),
+            _filters={},
+            loaded_from=loaded_from,
+        )
+    kept = n - len(dead_rows)
+    total = kept + added
+    room = Spare(np.empty((base.dim, total + max(256, total // 16)), np.float32), total)
     at = 0
-    for start, end in _runs(dropped, base.size):
-        columns[:, at : at + end - start] = base.columns[:, start:end]
+    for start, end in _runs(dead_rows, n):
+        room.array[:, at : at + end - start] = base.columns[:, start:end]
         at += end - start
-    scopes = dict(zip(base.scopes, range(len(base.scopes)), strict=True))
-    codes = [scopes.setdefault((user, agent), len(scopes)) for _, user, agent, *_ in rows]
-    if rows:
-        new_ids = [row[0] for row in rows]
-        columns[:, kept:] = normalised(new_ids, [row[4] for row in rows], base.dim)
-    return ModelVectors(
-        model=base.model,
+    room.array[:, kept:total] = vectors
+    keep = np.ones(n, dtype=np.bool_) if dead is None else ~dead
+    old_ids = base.ids.tolist()
+    if dead is not None:
+        old_ids = [i for i, k in zip(old_ids, keep.tolist(), strict=True) if k]
+    return replace(
+        base,
         version=version,
-        dim=base.dim,
-        ids=IdColumn(
-            [memory_id for memory_id in old_ids if memory_id not in changed]
-            + [row[0] for row in rows]
-        ),
-        columns=columns,
-        scope_codes=np.concatenate([base.scope_codes[keep], np.asarray(codes, dtype=np.int32)]),
-        scopes=tuple(scopes),
-        archived=np.concatenate(
-            [base.archived[keep], np.asarray([row[5] for row in rows], dtype=np.bool_)]
-        ),
-        loaded_from="log",
+        ids=IdColumn([*old_ids, *ids]),
+        columns=room.array[:, :total],
+        scope_codes=np.concatenate([base.scope_codes[keep], codes]),
+        scopes=tuple(codes_of),
+        archived=np.concatenate([base.archived[keep], flags]),
+        dead=None,
+        spare=room,
+        _filters={},
+        loaded_from=loaded_from,
     )
 
 

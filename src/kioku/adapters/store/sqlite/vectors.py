@@ -50,10 +50,10 @@ __all__ = [
     "IdColumn",
     "ModelVectors",
     "SavedVectors",
+    "Spare",
     "build",
     "bump_version",
     "embedding_models",
-    "extend_columns",
     "load",
     "normalised",
     "read_version",
@@ -122,6 +122,18 @@ class IdColumn:
         return list(self._list)
 
 
+class Spare:
+    """A matrix with room for more columns than its caches use: ``array[:, :used]`` is the
+    longest cache made on it, and only a cache of that length may write the next columns
+    (which no cache made on it reads), so none of them ever sees a change."""
+
+    __slots__ = ("array", "used")
+
+    def __init__(self, array: FloatMatrix, used: int) -> None:
+        self.array = array
+        self.used = used
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class ModelVectors:
     """Every vector of one model as of ``version``; never changed once built."""
@@ -146,10 +158,31 @@ class ModelVectors:
     #: The model also has vectors of other dimensions, which this cache leaves out: it is
     #: never carried forward nor written to a file (the majority may change).
     mixed: bool = False
+    #: Rows of memories deleted or changed since (their new state is a later row), which no
+    #: filter keeps (None: none); see :mod:`.vector_log`.
+    dead: npt.NDArray[np.bool_] | None = None
+    #: The matrix ``columns`` is the start of, when it has room to grow in place.
+    spare: Spare | None = field(default=None, repr=False)
 
     @property
     def size(self) -> int:
         return int(self.columns.shape[1])
+
+    def live(self) -> ModelVectors:
+        """The same vectors without the ``dead`` rows (itself when it has none)."""
+        if self.dead is None or not self.dead.any():
+            return self
+        keep = ~self.dead
+        return replace(
+            self,
+            ids=IdColumn([i for i, k in zip(self.ids.tolist(), keep.tolist(), strict=True) if k]),
+            columns=np.ascontiguousarray(self.columns[:, keep]),
+            scope_codes=self.scope_codes[keep],
+            archived=self.archived[keep],
+            dead=None,
+            spare=None,
+            _filters={},
+        )
 
     def check_query(self, query: Sequence[float]) -> npt.NDArray[np.float32] | None:
         """The normalised query, or None for a zero vector; StoreError on a wrong dimension."""
@@ -195,8 +228,9 @@ class ModelVectors:
     def mask(
         self, user_id: str | None, agent_id: str | None, archived: bool | None
     ) -> npt.NDArray[np.bool_] | None:
-        """A boolean row mask for the scope and archived filter (None: every row)."""
-        mask: npt.NDArray[np.bool_] | None = None
+        """A boolean row mask for the scope and archived filter (None: every row); rows of
+        ``dead`` are never in it."""
+        mask: npt.NDArray[np.bool_] | None = None if self.dead is None else ~self.dead
         if user_id is not None or agent_id is not None:
             codes = [
                 code
@@ -204,9 +238,10 @@ class ModelVectors:
                 if (user_id is None or user == user_id) and (agent_id is None or agent == agent_id)
             ]
             if len(codes) == 1:
-                mask = self.scope_codes == codes[0]
+                scoped = self.scope_codes == codes[0]
             else:
-                mask = np.isin(self.scope_codes, np.asarray(codes, dtype=np.int32))
+                scoped = np.isin(self.scope_codes, np.asarray(codes, dtype=np.int32))
+            mask = scoped if mask is None else mask & scoped
         if archived is not None:
             wanted = self.archived if archived else ~self.archived
             mask = wanted if mask is None else mask & wanted
@@ -330,14 +365,6 @@ def normalised(ids: Sequence[object], blobs: Sequence[bytes], dim: int) -> Float
             broken,
         )
     return columns
-
-
-def extend_columns(
-    columns: FloatMatrix, ids: Sequence[object], blobs: Sequence[bytes], dim: int
-) -> FloatMatrix:
-    """``columns`` with the blobs' normalised vectors added as new columns (a new matrix)."""
-    added = normalised(ids, blobs, dim)
-    return np.concatenate([columns, added], axis=1)
 
 
 def top_matches(
