@@ -382,3 +382,35 @@ def test_a_replica_connection_that_does_not_come_free_leaves_the_search_to_the_p
     assert held == [True]  # the search holding the connection finished on the standby
     warnings = [r.getMessage() for r in caplog.records if r.name == REPLICA_LOGGER]
     assert len(warnings) == 1, warnings
+
+
+def test_doctor_reports_the_replica(servers: Servers, tmp_path: Path) -> None:
+    import json
+
+    env = clean_env(KIOKU_HOME=str(tmp_path / "home"), **_env(servers, "replica_doctor"))
+    run_kioku("init", env=env)  # creates the schema on the primary
+    _catch_up(servers)
+    healthy = run_kioku("doctor", "--json", env=env)
+    assert healthy.code == 0, healthy.err + healthy.out
+    checks = {c["name"]: c for c in json.loads(healthy.out)["checks"]}
+    assert checks["replica"]["ok"], checks["replica"]
+    assert "a standby" in checks["replica"]["detail"]
+    assert checks["integrity"]["ok"]
+    servers.standby.stop()
+    try:
+        down = run_kioku("doctor", "--json", env=env)
+        assert down.code == 1, down.err + down.out
+        checks = {c["name"]: c for c in json.loads(down.out)["checks"]}
+        assert not checks["replica"]["ok"]
+        assert "does not answer" in checks["replica"]["detail"]
+        assert "store.read_url" in checks["replica"]["detail"]
+        assert checks["integrity"]["ok"]  # the store itself is fine
+        assert checks["database"]["ok"]
+    finally:
+        servers.standby.start()
+    # The primary itself given as the replica is not a standby.
+    primary_too = {**env, "KIOKU_STORE_READ_URL": servers.primary}
+    wrong = run_kioku("doctor", "--json", env=primary_too)
+    assert wrong.code == 1, wrong.err + wrong.out
+    checks = {c["name"]: c for c in json.loads(wrong.out)["checks"]}
+    assert "is not a standby" in checks["replica"]["detail"]

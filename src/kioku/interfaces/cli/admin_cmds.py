@@ -337,7 +337,12 @@ def doctor_cmd(state: CliState, as_json: bool) -> None:
             report.schema_version == report.expected_schema_version,
             f"version {report.schema_version} (expected {report.expected_schema_version})",
         )
-        add("integrity", report.ok, "ok" if report.ok else "; ".join(report.problems))
+        replica = report.details.get("read_replica")
+        own = [p for p in report.problems if not p.startswith("the read replica")]
+        add("integrity", not own, "; ".join(own) or "ok")
+        if isinstance(replica, dict):
+            said = [p for p in report.problems if p.startswith("the read replica")]
+            add("replica", not said, "; ".join(said) or _replica_line(replica))
 
     if not home.is_dir():
         if server is None:
@@ -369,6 +374,15 @@ def doctor_cmd(state: CliState, as_json: bool) -> None:
         click.echo(verdict if ok else "problems found")
     if not ok:
         raise click.exceptions.Exit(1)
+
+
+def _replica_line(status: dict[str, Any]) -> str:
+    age = status.get("replay_age_s")
+    replayed = "no transaction replayed yet" if age is None else f"last replay {age:g} s ago"
+    return (
+        f"{status.get('where')}: a standby, {replayed}, schema version "
+        f"{status.get('schema_version')} (searches go there)"
+    )
 
 
 @click.command("backup")

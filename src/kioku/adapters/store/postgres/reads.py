@@ -42,6 +42,10 @@ class ReadsPart:
     def _writing(self) -> AbstractContextManager[Conn]:
         raise NotImplementedError
 
+    def _replica_status(self) -> dict[str, object] | None:
+        """The read replica's state (:meth:`.replica.Replica.status`), None without one."""
+        raise NotImplementedError
+
     def scoring_fields(self, memory_ids: Sequence[str]) -> builtins.list[ScoringFields]:
         ids = list(dict.fromkeys(memory_ids))
         if not ids:
@@ -140,12 +144,17 @@ class ReadsPart:
             problems.append(f"{broken} relations point at memories that do not exist")
         if missing:
             problems.append(f"{missing} embedding models have vectors but no vector index")
+        details: dict[str, object] = {"dangling_relations": broken, "unindexed_models": missing}
+        replica = self._replica_status()
+        if replica is not None:
+            details["read_replica"] = replica
+            problems.extend(_replica_problems(replica))
         return IntegrityReport(
             ok=not problems,
             schema_version=version,
             expected_schema_version=migrations.LATEST_VERSION,
             problems=tuple(problems),
-            details={"dangling_relations": broken, "unindexed_models": missing},
+            details=details,
         )
 
     # -- token usage -------------------------------------------------------------------
@@ -214,3 +223,26 @@ class ReadsPart:
     def secret_digest(self, text: str) -> str:
         with self._reading() as conn:
             return keyed_digest(read_key(conn), text)
+
+
+def _replica_problems(status: dict[str, object]) -> list[str]:
+    """What is wrong with the read replica ``status`` describes, each with its fix."""
+    where = status.get("where")
+    if not status.get("reachable"):
+        return [
+            f"the read replica {where} does not answer ({status.get('error')}); searches "
+            "use the primary meanwhile; fix: start it, or correct or empty store.read_url"
+        ]
+    found: list[str] = []
+    if not status.get("standby"):
+        found.append(
+            f"the read replica {where} is not a standby (pg_is_in_recovery() is false); "
+            "fix: point store.read_url at a streaming replica of the primary"
+        )
+    if status.get("schema_version") != migrations.LATEST_VERSION:
+        found.append(
+            f"the read replica {where} has schema version {status.get('schema_version')}, "
+            f"expected {migrations.LATEST_VERSION}; searches use the primary until it has "
+            "replayed the store's schema; fix: check that it replicates this primary"
+        )
+    return found

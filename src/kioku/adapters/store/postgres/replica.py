@@ -101,6 +101,31 @@ class Replica:
         self._closed = False
         self._usable()
 
+    def status(self) -> dict[str, object]:
+        """What ``kioku doctor`` reports of the replica, asked on a connection of its own
+        (whatever the back-off): whether it answers, whether it is a standby (in recovery),
+        how long ago it replayed its last transaction, and the store's schema version there."""
+        from kioku.adapters.store.postgres import migrations
+
+        seconds = max(2, round(self._timeout))
+        try:
+            with psycopg.connect(self._url, autocommit=True, connect_timeout=seconds) as conn:
+                row = conn.execute(
+                    "SELECT pg_is_in_recovery(), "
+                    "EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp())::float8"
+                ).fetchone()
+                version = migrations.schema_version(conn)
+        except psycopg.Error as exc:
+            return {"where": self.where, "reachable": False, "error": first_line(exc)}
+        standby, lag = (False, None) if row is None else (bool(row[0]), row[1])
+        return {
+            "where": self.where,
+            "reachable": True,
+            "standby": standby,
+            "replay_age_s": None if lag is None else round(float(str(lag)), 3),
+            "schema_version": version,
+        }
+
     def close(self) -> None:
         with self._lock:
             pool, self._pool, self._closed = self._pool, None, True

@@ -241,6 +241,9 @@ class PostgresStore(
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
             yield conn
 
+    def _replica_status(self) -> dict[str, object] | None:
+        return None if self._replica is None else self._replica.status()
+
     def _searching(self, work: Callable[[Conn], _T]) -> _T:
         """``work`` (a search read) on the read replica when there is one, outside
         ``atomic()``; else, or when the replica fails, as :meth:`_reading` does."""
