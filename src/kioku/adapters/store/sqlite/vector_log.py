@@ -73,20 +73,19 @@ def refresh(
     cached: tuple[int, ModelVectors | None] | None,
     files: SavedVectors | None,
 ) -> ModelVectors | None:
-    """Every vector of ``model`` as of ``version`` (read in ``conn``'s snapshot): the cache
-    file at exactly that version, else ``cached`` or the file at an older version brought up
-    to date from the log, else a full load."""
-    if files is not None and version > 0:
-        exact = files.read(model, version)
-        if exact is not None:
-            return exact
+    """Every vector of ``model`` as of ``version`` (read in ``conn``'s snapshot): ``cached``
+    brought up to date from the log (which copies only the changed rows, where a newly
+    mapped file is read page by page at the next search), else the cache file at exactly
+    that version, else the file at an older version brought up to date, else a full load."""
     if cached is not None:
         caught = catch_up(conn, model, cached[0], cached[1], version)
         if caught is not None:
             return caught.vectors
-    if files is not None and version > 0:
-        saved = files.read(model, None)
-        if saved is not None and (cached is None or saved.version != cached[0]):
+    saved = None if files is None or version <= 0 else files.read(model, None)
+    if saved is not None:
+        if saved.version == version:
+            return saved
+        if cached is None or saved.version != cached[0]:
             caught = catch_up(conn, model, saved.version, saved, version)
             if caught is not None:
                 return caught.vectors
