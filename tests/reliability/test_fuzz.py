@@ -231,6 +231,7 @@ def test_fuzzed_hook_payloads(record_property: Record, monkeypatch: pytest.Monke
         )
         # Found by this suite (each a Python exception the hook logged, or a session lost):
         @example("user-prompt-submit", b'{"prompt": "budget", "session_id": "\\ud800"}', [])
+        @example("user-prompt-submit", b'{"prompt": "\\u4f1a\\u8b70\\ud800"}', [])
         @example("pre-compact", b"[" * 5000 + b"}", [])
         @example("session-end", b'{"transcript_path": "\\ud800.jsonl"}', [])
         @example("session-end", b'{"transcript_path": "a\\u0000b.jsonl"}', [])

@@ -8,6 +8,7 @@ is shared by the whole process.
 from __future__ import annotations
 
 import importlib
+import re
 import threading
 from dataclasses import dataclass
 from typing import Final, Protocol
@@ -108,6 +109,9 @@ _RUN_POS: Final = {
 
 
 _PARTICLE_START: Final = frozenset("のはがをにとでもへやかなだ")
+#: Lone surrogates (text decoded from JSON escapes like "\\ud800"): MeCab takes UTF-8, which
+#: cannot hold them, so each is read as U+FFFD, one character for one (offsets still hold).
+_SURROGATE: Final = re.compile("[\ud800-\udfff]")
 
 
 class ScriptSegmenter:
@@ -184,7 +188,7 @@ class FugashiSegmenter:
     def __call__(self, text: str) -> list[Token]:
         tagger = self._tagger or self.load()
         # parse() is much faster than walking node objects; offsets are found again in the text.
-        flat = text.replace("\n", " ").replace("\t", " ")
+        flat = _SURROGATE.sub("\ufffd", text.replace("\n", " ").replace("\t", " "))
         output = tagger.parse(flat)
         tokens: list[Token] = []
         offset = 0
