@@ -7,6 +7,8 @@ lexical index (:mod:`.search`) and the vector-cache version (:mod:`.vectors`) ch
 same transaction as the memories they describe. The vectors of a model are cached in process
 and, for the next process, in a file beside the database (:mod:`.vector_file`): written after
 a search built them from the rows outside any transaction, removed when a memory is erased.
+After a write, by this process or another, a cache is brought up to date from the change log
+of :mod:`.vector_version` when it can be (:mod:`.vector_log`) rather than loaded again.
 
 The modules for writes and upkeep (:mod:`.writes`, :mod:`.maintenance`), the batch's
 (:mod:`.lifecycle`) and numpy's vector cache (:mod:`.vectors`, :mod:`.vector_file`) are

@@ -32,6 +32,7 @@ from kioku.adapters.store.sqlite.vectors import (
     SavedVectors,
     Spare,
     build,
+    headroom,
     load,
     normalised,
 )
@@ -222,7 +223,7 @@ def extended(
         )
     kept = n - len(dead_rows)
     total = kept + added
-    room = Spare(np.empty((base.dim, total + max(256, total // 16)), np.float32), total)
+    room = Spare(np.empty((base.dim, total + headroom(total)), np.float32), total)
     at = 0
     for start, end in _runs(dead_rows, n):
         room.array[:, at : at + end - start] = base.columns[:, start:end]

@@ -54,6 +54,7 @@ __all__ = [
     "build",
     "bump_version",
     "embedding_models",
+    "headroom",
     "load",
     "normalised",
     "read_version",
@@ -327,24 +328,38 @@ def build(
     """The cache of one model from its rows (blobs: little-endian float32, ``dim`` each)."""
     scopes: dict[tuple[str, str], int] = {}
     codes = [scopes.setdefault(pair, len(scopes)) for pair in zip(users, agents, strict=True)]
+    n = len(blobs)
+    # Room for the vectors later writes add (see .vector_log), at a sixteenth more memory.
+    room = Spare(np.empty((dim, n + headroom(n)), dtype=np.float32), n)
     return ModelVectors(
         model=model,
         version=version,
         dim=dim,
         ids=IdColumn(ids),
-        columns=normalised(ids, blobs, dim),
+        columns=normalised(ids, blobs, dim, room.array),
         scope_codes=np.asarray(codes, dtype=np.int32),
         scopes=tuple(scopes),
         archived=np.asarray(archived, dtype=np.bool_),
+        spare=room,
     )
 
 
-def normalised(ids: Sequence[object], blobs: Sequence[bytes], dim: int) -> FloatMatrix:
+def headroom(n: int) -> int:
+    """Spare columns given to a matrix of ``n`` vectors."""
+    return max(256, n // 16)
+
+
+def normalised(
+    ids: Sequence[object], blobs: Sequence[bytes], dim: int, into: FloatMatrix | None = None
+) -> FloatMatrix:
     """The blobs as normalised vectors, transposed into a ``(dim, n)`` matrix a chunk at a
     time: small chunks keep the transposing copy in the CPU cache (four times faster than
     large ones) and loading never holds a second full copy. A vector with a NaN or infinite
-    component cannot be compared: it becomes a zero vector, found by no query."""
-    columns = np.empty((dim, len(blobs)), dtype=np.float32)
+    component cannot be compared: it becomes a zero vector, found by no query. With ``into``
+    (at least ``n`` columns), its first ``n`` columns are filled and returned."""
+    if into is None:
+        into = np.empty((dim, len(blobs)), dtype=np.float32)
+    columns = into[:, : len(blobs)]
     broken = 0
     for start in range(0, len(blobs), _LOAD_CHUNK):
         chunk = np.frombuffer(b"".join(blobs[start : start + _LOAD_CHUNK]), dtype=_LITTLE_F32)
