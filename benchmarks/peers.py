@@ -2,7 +2,7 @@
 """kioku beside mem0 OSS on the same LoCoMo dev turns and questions, each in its own process.
 
     python benchmarks/peers.py [--data ../shared/data/locomo/locomo_dev.json] [--venv DIR]
-        [--limit-conversations N] [--no-mem0] [--json]
+        [--limit-conversations N] [--threads 1] [--no-mem0] [--json]
 
 Both systems get the same work: every turn of every conversation remembered one by one (text
 ``speaker: text [image: caption]``, in its conversation's own scope), then every QA item with
@@ -22,7 +22,10 @@ kioku's figures are printed.
 
 For each system: ingest turns per second (the adds alone), search p50/p95 in milliseconds (each
 search alone), R@10, and the peak resident memory of its process (``ru_maxrss`` of the child,
-read by ``wait4``).
+read by ``wait4``). Ingest and search are also given in the process's own CPU time, which the
+load of a shared machine moves less than the wall clock. Each process gets ``--threads``
+compute threads (``OMP_NUM_THREADS``, ``MKL_NUM_THREADS``, ``OPENBLAS_NUM_THREADS``; default 1):
+on a busy 2-core machine torch's two OpenMP threads made MiniLM several times slower than one.
 """
 
 from __future__ import annotations
@@ -274,6 +277,8 @@ def main() -> None:
     if args.worker:
         kioku_worker(*args.worker)
         return
+    if args.threads < 1 or args.limit_conversations < 0:
+        parser.error("--threads must be at least 1 and --limit-conversations at least 0")
     if not args.data.is_file():
         parser.error(f"no LoCoMo file at {args.data}: pass --data (see shared/data/README.md)")
     samples = json.loads(args.data.read_text(encoding="utf-8"))
