@@ -21,7 +21,8 @@ The store's state is held fixed: every process started here (the untimed warm-up
 the daemon) runs with ``KIOKU_NO_AUTO_BATCH=1``, so no overdue nightly batch starts during the
 timed runs. The active and archived memories, the memories per level, the batch state
 (``batch_last_day``, ``last_compression_run``) and ``batch.log`` are read before and after
-timing; any change ends the run with exit status 1, saying what changed. A store kept with
+timing, with the daemon's pid (a daemon that stopped would leave the hooks to answer in process);
+any change ends the run with exit status 1, saying what changed. A store kept with
 ``--store DIR`` (in ``DIR/hooks-SIZE``) whose state is not that of a fresh fill is refused.
 
 It measures what users see: the child processes run without ``PYTHONDONTWRITEBYTECODE`` (an
@@ -177,21 +178,25 @@ def measure(home: Path, runs: int, seed: int) -> dict[str, Any]:
             run[name]("warm up")
         answered = 0
         before = store_state(home)
+        before["daemon_pid"] = daemon_client.status(home)["pid"]
         for round_no, prompt in enumerate(prompts):
             shift = round_no % len(SERIES)
             for name in SERIES[shift:] + SERIES[:shift]:
                 times[name].append(run[name](prompt))
+        # The same daemon answered throughout: one that stopped would have left the hooks to
+        # answer in process (and start another).
+        after = {**store_state(home), "daemon_pid": daemon_client.status(home)["pid"]}
     finally:
         daemon_client.stop(home)
-    after = store_state(home)
     changed = changes(before, after)
     if changed:
         print(
-            "the store changed during the timed runs, so the figures are void: "
+            "the store or the daemon changed during the timed runs, so the figures are void: "
             + "; ".join(changed),
             file=sys.stderr,
         )
         raise SystemExit(1)
+    del before["daemon_pid"]
     result: dict[str, Any] = {"runs": runs, "store_state": before}
     for name in SERIES:
         result[name] = spread(times[name])
