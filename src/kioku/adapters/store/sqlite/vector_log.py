@@ -152,11 +152,20 @@ def _applied(
 ) -> ModelVectors | None:
     """A new cache: ``base`` with the rows of ``changed`` memories dead, then ``rows``."""
     dead = base.dead
-    dropped = [
-        row
-        for row, memory_id in enumerate(base.ids.tolist())
-        if memory_id in changed and (dead is None or not dead[row])
-    ]
+    spare = base.spare
+    if spare is not None and spare.used == base.size:
+        # The longest cache on its matrix: find the rows by id (the live row of a memory,
+        # if any, is always its last; the others are dead).
+        if spare.rows is None:
+            spare.rows = dict(zip(base.ids.tolist(), range(base.size), strict=True))
+        found = (spare.rows.get(memory_id) for memory_id in changed)
+        dropped = [row for row in found if row is not None and (dead is None or not dead[row])]
+    else:
+        dropped = [
+            row
+            for row, memory_id in enumerate(base.ids.tolist())
+            if memory_id in changed and (dead is None or not dead[row])
+        ]
     alive = base.size - len(dropped) - (0 if dead is None else int(np.count_nonzero(dead)))
     if alive + len(rows) == 0:
         return None
@@ -208,11 +217,13 @@ def extended(
             assert spare is not None
             spare.array[:, n : n + added] = vectors
             spare.used = n + added
+            if spare.rows is not None:
+                spare.rows.update(zip(ids, range(n, n + added), strict=True))
             columns = spare.array[:, : n + added]
         return replace(
             base,
             version=version,
-            ids=IdColumn([*base.ids.tolist(), *ids]) if added else base.ids,
+            ids=base.ids.plus(ids) if added else base.ids,
             columns=columns,
             scope_codes=np.concatenate([base.scope_codes, codes]),
             scopes=tuple(codes_of),

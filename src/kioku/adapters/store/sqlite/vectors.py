@@ -122,17 +122,27 @@ class IdColumn:
             self._list = self._joined.decode("utf-8").split("\x00")
         return list(self._list)
 
+    def plus(self, ids: Sequence[str]) -> IdColumn:
+        """These ids, then ``ids`` (a new column)."""
+        if self._list is None:
+            self._list = self._joined.decode("utf-8").split("\x00")
+        column = IdColumn(())
+        column._list = self._list + list(ids)
+        return column
+
 
 class Spare:
     """A matrix with room for more columns than its caches use: ``array[:, :used]`` is the
     longest cache made on it, and only a cache of that length may write the next columns
     (which no cache made on it reads), so none of them ever sees a change."""
 
-    __slots__ = ("array", "used")
+    __slots__ = ("array", "rows", "used")
 
     def __init__(self, array: FloatMatrix, used: int) -> None:
         self.array = array
         self.used = used
+        #: id -> its last row in ``array[:, :used]`` (made when first needed)
+        self.rows: dict[str, int] | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False)
