@@ -7,10 +7,11 @@ the next message) would rebuild the whole matrix from the database after every w
 the only such writes of a committed transaction were this store's inserts, it knows exactly
 what changed: each insert reports the version it found and the one it set
 (:class:`.writes.VectorDelta`), and if they chain from the cached version to the committed
-one, the cache is extended by the new rows. Anything else (another process's write, an update,
-a deletion, a rollback) breaks the chain and the next search loads from the database as
-before. Extended caches are kept in memory only; the cache file is written by the next full
-load.
+one, the cache is extended by the new rows (without reading them back). Anything else
+(another process's write, an update, a deletion, a rollback) breaks the chain, and the next
+search brings the cache up to date from the change log (:mod:`.vector_log`) or loads it from
+the database. Extended caches are kept in memory; the cache file is written when asked
+(``save_vector_cache``) or by the next full load.
 """
 
 from __future__ import annotations

@@ -5,9 +5,12 @@ the store. Every write that changes what vector search sees sets a new version a
 in ``vector_log`` with the ids of the memories it changed (see :mod:`.vector_version`). So a
 cache at version ``V`` that finds the store at a later version, whichever process wrote, reads
 the entries after ``V``'s, reads those memories' current rows in the same snapshot, and makes
-a new cache from the old one: the rows of changed or deleted memories are dropped, and the
-memories that now have a vector of the model are appended. The old arrays are never written
-to (they may be a mapped file, or in use by a search on another thread).
+a new cache from the old one: the rows of changed or deleted memories become dead (no filter
+keeps them), and the memories that now have a vector of the model are appended. What an old
+cache reads is never written to (it may be a mapped file, or in use by a search on another
+thread): new vectors go into spare columns after the longest cache made on a matrix
+(:class:`.vectors.Spare`), and when there is no room, or dead rows are more than an eighth of
+the rows, the live ones are copied into a new matrix with room to grow.
 
 Vector search never depends on the order of the rows (equal scores are ordered by id, see
 :mod:`.vector_scan`), so the result is exactly that of a fresh load. It falls back to a full
