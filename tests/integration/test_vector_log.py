@@ -464,3 +464,21 @@ def test_caches_made_from_one_cache_never_write_each_others_rows() -> None:
     )
     assert base.size == 2
     assert first.size == 3
+
+
+def test_a_salvaged_store_logs_a_reload(tmp_path: Path) -> None:
+    from kioku.adapters.store.sqlite.recover import salvage
+
+    source, target = tmp_path / "old.db", tmp_path / "new.db"
+    with SqliteStore(source) as store:
+        store.add_many([_memory(n, (1.0, float(n), 0.0, 0.0), ("ann", "a")) for n in (1, 2)])
+    salvage(source, target)
+    raw = sqlite3.connect(target)
+    try:
+        last = raw.execute(
+            "SELECT version, memory_id, reload FROM vector_log ORDER BY seq DESC LIMIT 1"
+        ).fetchone()
+        current = raw.execute("SELECT value FROM state WHERE key = 'vectors_version'").fetchone()
+    finally:
+        raw.close()
+    assert (str(last[0]), last[1], last[2]) == (current[0], None, 1)
