@@ -196,7 +196,7 @@ def _apply(other: SqliteStore, op: str, arg: Any, ids: list[str], counter: list[
 
 
 @settings(
-    max_examples=30,
+    max_examples=25,
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture],
 )
