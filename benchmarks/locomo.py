@@ -83,6 +83,19 @@ def question_time(conv: dict[str, Any]) -> datetime:
     ) + timedelta(days=1)
 
 
+def turn_text(turn: dict[str, Any]) -> str:
+    """What is remembered of a turn: ``speaker: text``, an image's caption after it."""
+    text = f"{turn['speaker']}: {turn['text']}"
+    if turn.get("blip_caption"):
+        text += f" [image: {turn['blip_caption']}]"
+    return text
+
+
+def turn_id(turn: dict[str, Any]) -> str:
+    """The turn's evidence id (``D1:3``), leading zeros and stray colons dropped."""
+    return re.sub(r"D:?(\d+):0*(\d+)", r"D\1:\2", turn["dia_id"])
+
+
 def ingest(
     kioku: Kioku, conv: dict[str, Any], clock: FixedClock | None = None
 ) -> tuple[int, datetime]:
@@ -95,11 +108,8 @@ def ingest(
             clock.advance(dates[number] - clock.now())
             kioku.batch(now=dates[number])
         for offset, turn in enumerate(conv.get(f"session_{number}", [])):
-            text = f"{turn['speaker']}: {turn['text']}"
-            if turn.get("blip_caption"):
-                text += f" [image: {turn['blip_caption']}]"
+            text, dia = turn_text(turn), turn_id(turn)
             at = dates[number] + timedelta(seconds=30 * offset)
-            dia = re.sub(r"D:?(\d+):0*(\d+)", r"D\1:\2", turn["dia_id"])
             kioku.remember_turn(
                 text, "", at=at, session_id=f"s{number}", source_ids=[dia], source_timestamps=[at]
             )

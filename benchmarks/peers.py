@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -47,7 +46,14 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 
-from locomo import CATEGORIES, evidence_ids, question_time, session_dates  # noqa: E402
+from locomo import (  # noqa: E402
+    CATEGORIES,
+    evidence_ids,
+    question_time,
+    session_dates,
+    turn_id,
+    turn_text,
+)
 
 #: What the mem0 environment installs. torch first, on its own: pip then keeps that build.
 TORCH = "torch==2.13.0"
@@ -74,11 +80,8 @@ def workload(samples: list[dict[str, Any]]) -> list[dict[str, Any]]:
         turns = []
         for number in sorted(dates):
             for offset, turn in enumerate(conv.get(f"session_{number}", [])):
-                text = f"{turn['speaker']}: {turn['text']}"
-                if turn.get("blip_caption"):
-                    text += f" [image: {turn['blip_caption']}]"
+                text, dia = turn_text(turn), turn_id(turn)
                 at = dates[number] + timedelta(seconds=30 * offset)
-                dia = re.sub(r"D:?(\d+):0*(\d+)", r"D\1:\2", turn["dia_id"])
                 turns.append({"id": dia, "text": text, "at": at.isoformat(), "session": number})
         questions = [
             {

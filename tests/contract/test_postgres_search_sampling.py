@@ -16,9 +16,9 @@ from kioku.adapters.store.postgres import lexical
 from kioku.adapters.store.postgres.store import PostgresStore
 from kioku.ports.store import MemoryFilter
 from tests.contract.conftest import build_memory, pg_schema, pg_store_url
+from tests.contract.test_sqlite_search_sampling import COMMON, sampling_memories
 from tests.postgres_server import admin
 
-COMMON = 300
 BUDGET = 60
 
 
@@ -32,16 +32,7 @@ def store(
     admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
     admin(f"CREATE SCHEMA {schema}")
     opened = open_postgres_store(pg_store_url(tmp_path), pool_max=2)
-    memories = [
-        build_memory(n, content=f"coffee morning {'coffee ' * (n % 3)}note {n}", user_id="bob")
-        for n in range(COMMON)
-    ]
-    memories += [
-        build_memory(COMMON + n, content=f"coffee with alice {n}", user_id="alice")
-        for n in range(5)
-    ]
-    memories.append(build_memory(COMMON + 5, content="harpsichord recital", user_id="bob"))
-    opened.add_many(memories)
+    opened.add_many(sampling_memories())
     monkeypatch.setattr(lexical, "POSTINGS_BUDGET", BUDGET)
     try:
         yield opened

@@ -16,15 +16,16 @@ import pytest
 
 from kioku.adapters.store.sqlite import SqliteStore, open_sqlite_store, search
 from kioku.adapters.store.sqlite.queries import where_clause
+from kioku.core.model import Memory
 from kioku.ports.store import MemoryFilter
 from tests.contract.conftest import build_memory
 
 COMMON = 300
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteStore]:
-    opened = open_sqlite_store(tmp_path / "kioku" / "memories.db")
+def sampling_memories() -> list[Memory]:
+    """Bob's COMMON memories with "coffee" (once to three times), Alice's five, and one
+    with two rare terms; the PostgreSQL sampling tests use the same."""
     memories = [
         build_memory(n, content=f"coffee morning {'coffee ' * (n % 3)}note {n}", user_id="bob")
         for n in range(COMMON)
@@ -34,7 +35,13 @@ def store(tmp_path: Path) -> Iterator[SqliteStore]:
         for n in range(5)
     ]
     memories.append(build_memory(COMMON + 5, content="harpsichord recital", user_id="bob"))
-    opened.add_many(memories)
+    return memories
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[SqliteStore]:
+    opened = open_sqlite_store(tmp_path / "kioku" / "memories.db")
+    opened.add_many(sampling_memories())
     try:
         yield opened
     finally:
