@@ -1,12 +1,14 @@
 """How many threads the BLAS library may use for one product, by the product's size.
 
 numpy hands matrix products to OpenBLAS (or another BLAS), which runs a pool of one thread per
-core. A product over a few tens of thousands of vectors is over in milliseconds, faster than
-the pool gains, and the pool's threads then spin, waiting for more work, on the cores the rest
-of the request needs: on two cores, long recall queries at 36,500 memories took about twice as
-long with the pool as with one thread. A product over a million vectors is bound by memory
-bandwidth and does gain from a second thread. So :func:`threads_for` gives a product below
-:data:`SMALL_PRODUCT` multiply-adds one thread, and leaves larger ones to the pool.
+core. A product over a few tens of thousands of vectors is over in milliseconds, sooner than
+a pool gains anything, and the pool's threads then spin, waiting for more work, on the cores
+the rest of the request needs; a product over a million vectors is bound by memory bandwidth
+and can use a second thread. So :func:`threads_for` gives a product below
+:data:`SMALL_PRODUCT` multiply-adds one thread and leaves larger ones to the pool. (On the
+2-core machine of docs/benchmarks.md, recall at 36,500 memories measured the same with the
+limit, with a pool of two and with one thread throughout: the products there are a small part
+of a recall.)
 
 The limit is set with ``threadpoolctl`` around the product and restored after it (about 20 µs).
 It is process-wide while it lasts, so a product running at the same moment in another thread
