@@ -36,8 +36,6 @@ _ALIASES = {
     "KIOKU_STORE_URL": ("store", "url"),
     "KIOKU_STORE_READ_URL": ("store", "read_url"),
 }
-#: Keys whose values may hold a password: shown masked in errors.
-_URL_KEYS = frozenset(_ALIASES.values())
 _TOML_POSITION = re.compile(r"\s*\(at line (\d+), column (\d+)\)\s*$")
 
 
@@ -204,11 +202,11 @@ def _env_overrides(env: Mapping[str, str]) -> list[tuple[tuple[str, ...], object
                 hint="an empty level name means one underscore too many or too few",
             )
         if parts in found:
-            from kioku.config.store_url import mask_url
+            from kioku.config.store_url import URL_KEYS, mask_url
 
             raise ConfigError(
                 ".".join(parts),
-                mask_url(env[var]) if parts in _URL_KEYS else env[var],
+                mask_url(env[var]) if ".".join(parts) in URL_KEYS else env[var],
                 "a single environment variable per key",
                 source=f"env:{var}",
                 hint=f"{found[parts]} and {var} set the same key; unset one",

@@ -9,8 +9,17 @@ from __future__ import annotations
 import re
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
-__all__ = ["SCHEMA_PATTERN", "URL_SCHEMES", "mask_url", "schema_problem", "url_problem"]
+__all__ = [
+    "SCHEMA_PATTERN",
+    "URL_KEYS",
+    "URL_SCHEMES",
+    "mask_url",
+    "schema_problem",
+    "url_problem",
+]
 
+#: The settings that hold a server's URL, so a password: shown only through :func:`mask_url`.
+URL_KEYS = ("store.url", "store.read_url")
 #: The schemes libpq accepts in a connection URI.
 URL_SCHEMES = ("postgresql", "postgres")
 #: A schema name kioku accepts: a plain lower-case identifier (no quoting needed).

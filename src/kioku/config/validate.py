@@ -244,9 +244,9 @@ class _Validator:
         return self.source_of(key) if self.source_of else None
 
     def fail(self, key: str, value: object, allowed: str, hint: str | None = None) -> NoReturn:
-        if key in ("store.url", "store.read_url") and isinstance(value, str):
-            from kioku.config.store_url import mask_url
+        from kioku.config.store_url import URL_KEYS, mask_url
 
+        if key in URL_KEYS and isinstance(value, str):
             value = mask_url(value)  # never show the password
         raise ConfigError(key, value, allowed, source=self.source(key), hint=hint)
 

@@ -9,13 +9,15 @@ from typing import Any
 import click
 
 from kioku.config import config_to_dict, load_config
-from kioku.config.store_url import mask_url
+from kioku.config.store_url import URL_KEYS, mask_url
 from kioku.interfaces.cli.render import echo_json
 from kioku.interfaces.cli.state import CliState
 
 __all__ = ["COMMANDS", "SECRET_KEYS", "config_group"]
 
 SECRET_KEYS = frozenset({"api_key"})
+#: The last part of each URL setting's name ("url", "read_url"): masked where shown.
+_URL_NAMES = frozenset(key.rsplit(".", 1)[-1] for key in URL_KEYS)
 
 
 def _flatten(data: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
@@ -37,7 +39,7 @@ def _redacted(data: dict[str, Any]) -> dict[str, Any]:
             out[key] = _redacted(value)
         elif key in SECRET_KEYS and value:
             out[key] = "***"
-        elif key in ("url", "read_url") and isinstance(value, str) and value:
+        elif key in _URL_NAMES and isinstance(value, str) and value:
             out[key] = mask_url(value)  # the store's URLs: their password, not the rest
         else:
             out[key] = value
