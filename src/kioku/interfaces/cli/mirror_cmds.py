@@ -1,8 +1,10 @@
-"""The human-readable mirror: ``kioku export --layout files DIR`` and the files layout of
-``kioku import`` (the ``import`` command itself lives with the other imports)."""
+"""``kioku export``: the files layout (``--format files DIR``) and one JSON document
+(``--format json FILE``); and the files layout of ``kioku import`` (the ``import`` command
+itself lives in import_cmds)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -32,26 +34,49 @@ def _kinds(counts: dict[str, int]) -> str:
 
 
 @click.command("export")
-@click.argument("directory", metavar="DIR", type=click.Path(path_type=Path))
+@click.argument("target", metavar="DIR|FILE", required=False)
+@click.option(
+    "--format",
+    "export_format",
+    type=click.Choice(["files", "json"]),
+    help="files (the default): spec 001's tree of readable files in DIR; json: one JSON "
+    "document in FILE (or - / no FILE: stdout).",
+)
 @click.option(
     "--layout",
     type=click.Choice(["files"]),
-    default="files",
-    show_default=True,
-    help="How to write the export: files, spec 001's tree of readable files.",
+    help="The same as --format files (kept for scripts).",
+)
+@click.option(
+    "--user",
+    "user_id",
+    metavar="ID",
+    help="The owner whose memories to export (the same as the global --user).",
 )
 @click.option(
     "--force",
     is_flag=True,
-    help="Write into a DIR that is not empty: refreshes an earlier export, removing its "
-    "files of memories and days no longer there (no other file is touched).",
+    help="files: write into a DIR that is not empty, refreshing an earlier export (removing "
+    "its files of memories and days no longer there; no other file is touched). "
+    "json: replace FILE.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @click.pass_obj
-def export_cmd(state: CliState, directory: Path, layout: str, force: bool, as_json: bool) -> None:
-    """Write the memories of your scope (--user/--agent) to DIR as files a person can read.
+def export_cmd(
+    state: CliState,
+    target: str | None,
+    export_format: str | None,
+    layout: str | None,
+    user_id: str | None,
+    force: bool,
+    as_json: bool,
+) -> None:
+    """Write the memories of one owner (--user, --agent) for reading or for another tool.
 
-    Every memory is written, archived ones too, with the activity log:
+    Only that owner's memories are written: every kind, archived ones too, with the kept
+    originals, the relations among them and the owner's activity log.
+
+    --format files writes DIR as files a person can read:
 
     \b
       DIR/kioku.json                      format, version, scope, counts, export time
@@ -67,16 +92,30 @@ def export_cmd(state: CliState, directory: Path, layout: str, force: bool, as_js
     protection, scope, provenance and the embedding model; under 'original' the text an
     episode had before compression, when kept), then '# <trigger>' and the content.
     Vectors are not written: `kioku import --layout files DIR` computes them again.
-
     DIR must be new or empty (or pass --force). Directories are made owner-only (0700),
     files 0600; each file is complete before it takes its name, and kioku.json is written
     last. No symbolic link inside DIR is followed.
+
+    --format json writes one JSON document to FILE (or stdout): "format": "kioku-json",
+    "version", "exported_at", "scope", "counts", then "memories" (each with the fields of
+    a .md file above, "trigger" and "content"), "relations" (from, to, type) and
+    "activity" (the log lines as stored). FILE must not exist (or pass --force); it is
+    written owner-only (0600), complete before it takes its name.
     """
+    chosen = export_format or layout or "files"
+    if export_format and layout and export_format != layout:
+        raise click.UsageError(f"--format {export_format} and --layout {layout} disagree")
+    if user_id is not None:
+        state.user_id = user_id
+    if chosen == "json":
+        _export_json(state, target, force=force, as_json=as_json)
+        return
+    if target is None or target == "-":
+        raise click.UsageError("--format files needs a DIR to write to")
     from kioku.service.mirror import export_files
 
-    del layout  # one layout so far; the option names it for scripts and for the future
     with state.open(on_warning=_warn) as kioku:
-        report = export_files(kioku, directory, force=force)
+        report = export_files(kioku, Path(target), force=force)
     if as_json:
         echo_json(
             {
@@ -94,6 +133,28 @@ def export_cmd(state: CliState, directory: Path, layout: str, force: bool, as_js
         f"{counts['archived']} archived, {counts['originals']} kept originals) and "
         f"{counts['activity_lines']} activity lines in {counts['activity_days']} day files"
         + (f"; removed {report.removed} stale files" if report.removed else "")
+    )
+
+
+def _export_json(state: CliState, target: str | None, *, force: bool, as_json: bool) -> None:
+    """``kioku export --format json [FILE|-]``."""
+    from kioku.service.mirror.export_json import export_document, write_document
+
+    path = None if target in (None, "-") else Path(str(target))
+    with state.open(on_warning=_warn) as kioku:
+        document = export_document(kioku)
+    write_document(document, path, stream=sys.stdout.buffer, force=force)
+    if path is None:
+        return
+    counts = document["counts"]
+    if as_json:
+        echo_json({"target": str(path), "counts": counts})
+        return
+    total = sum(counts[key] for key in _KIND_NAMES)
+    click.echo(
+        f"exported {total} memories to {path} ({_kinds(counts)}; {counts['archived']} "
+        f"archived, {counts['originals']} kept originals, {counts['relations']} relations) "
+        f"and {counts['activity_lines']} activity lines"
     )
 
 

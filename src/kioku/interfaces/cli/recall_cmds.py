@@ -1,4 +1,4 @@
-"""Commands for recall: recall (one query or a file of them), import, reembed."""
+"""Commands for recall: recall (one query or a file of them), reembed."""
 
 from __future__ import annotations
 
@@ -199,97 +199,6 @@ def _why(item: Recalled, floor: float) -> str:
     return "match" if item.coverage >= floor else "-"
 
 
-@click.command("import")
-@click.argument("source", type=click.Path(allow_dash=True))
-@click.option(
-    "--layout",
-    type=click.Choice(["jsonl", "files"]),
-    default="jsonl",
-    show_default=True,
-    help="jsonl: SOURCE is a file of turns; files: SOURCE is a directory written by "
-    "`kioku export --layout files`.",
-)
-@click.option(
-    "--skip-invalid",
-    is_flag=True,
-    help="Import the valid lines and list the invalid ones (default: import nothing then).",
-)
-@json_option
-@click.pass_obj
-def import_cmd(
-    state: CliState, source: str, layout: str, skip_invalid: bool, as_json: bool
-) -> None:
-    """Remember one conversation turn per line of SOURCE (a JSONL file, or - for stdin).
-
-    Each line: {"user": ..., "assistant": ..., "at": ISO, "session": ID, "source_id": ID}
-    (only "user" is required; "at" without an offset is local time, from 1970 to a day
-    ahead). Lines whose source_id is already stored are skipped, so an import can be
-    repeated or resumed safely; a turn already stored as it is counts as a duplicate.
-
-    The whole file is checked first. If a line is invalid nothing is imported: every
-    invalid line is listed with its number and exit status is 2. With --skip-invalid the
-    valid lines are imported and the invalid ones listed (on stderr, and in --json).
-
-    With --layout files, SOURCE is the directory of `kioku export --layout files`: its
-    memories (with their kept originals and the activity log) are added to your scope
-    (--user/--agent). Every file is checked before anything is written; a problem names
-    the file and the field, nothing is imported and exit status is 2. Memories whose id is
-    already stored are skipped; vectors are computed again with the configured embedder.
-    """
-    from kioku.service.remember.imports import import_turns, read_import
-
-    if layout == "files":
-        from kioku.interfaces.cli.mirror_cmds import import_files_layout
-
-        if skip_invalid:
-            raise click.UsageError("--skip-invalid is for --layout jsonl: files import whole")
-        import_files_layout(state, source, as_json=as_json)
-        return
-    ctx = click.get_current_context()
-    param = next(p for p in ctx.command.params if p.name == "source")
-    stream: IO[bytes] = click.File("rb").convert(source, param, ctx)
-    data = stream.read()
-    with state.open(on_warning=_warn) as kioku:
-        plan = read_import(data, tz=kioku.clock.tz, now=kioku.clock.now())
-        invalid = [{"line": i.line, "error": i.error} for i in plan.invalid]
-        refused = bool(invalid) and not skip_invalid
-        if refused:
-            state.opened = False  # nothing was written: no reason to start a batch
-            imported = skipped = duplicates = 0
-        else:
-            result = import_turns(kioku, plan.turns)
-            imported, skipped, duplicates = result.imported, result.skipped, result.duplicates
-    if as_json:
-        echo_json(
-            {
-                "imported": imported,
-                "skipped": skipped,
-                "duplicates": duplicates,
-                "invalid": invalid,
-                "errors": [i["error"] for i in invalid],
-            }
-        )
-    elif not refused:
-        click.echo(
-            f"imported {imported}, skipped {skipped} already stored"
-            + (f", {duplicates} duplicate(s)" if duplicates else "")
-            + (f", {len(invalid)} invalid line(s) left out" if invalid else "")
-        )
-    shown = 50
-    for item in invalid[:shown]:
-        click.echo(f"kioku: {'warning' if skip_invalid else 'error'}: {item['error']}", err=True)
-    if len(invalid) > shown:
-        click.echo(f"kioku: ... and {len(invalid) - shown} more invalid line(s)", err=True)
-    if refused:
-        valid = len(plan.turns)
-        click.echo(
-            f"kioku: error: {len(invalid)} invalid line(s), nothing was imported; fix them, "
-            f"or pass --skip-invalid to import the {valid} valid line(s)",
-            err=True,
-        )
-        raise click.exceptions.Exit(2)
-
-
 @click.command("reembed")
 @json_option
 @click.pass_obj
@@ -317,4 +226,4 @@ def reembed_cmd(state: CliState, as_json: bool) -> None:
         click.echo(f"re-embedded {changed} memories with {model}")
 
 
-COMMANDS = [recall_cmd, import_cmd, reembed_cmd]
+COMMANDS = [recall_cmd, reembed_cmd]
