@@ -10,6 +10,7 @@ and compares what every read returns.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -34,6 +35,7 @@ from kioku import Kioku, KiokuError, ValidationError
 from kioku.adapters.clock import FixedClock
 from kioku.integrations.langgraph_store import KiokuStore
 from kioku.ports.store import MemoryPatch
+from tests.postgres_server import admin, postgres_url  # noqa: F401 (a fixture)
 
 START = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -425,6 +427,10 @@ def _writes(rng: random.Random) -> list[PutOp]:
 
 
 def test_every_read_agrees_with_langgraphs_in_memory_store(store: KiokuStore) -> None:
+    _agrees_with_in_memory_store(store)
+
+
+def _agrees_with_in_memory_store(store: KiokuStore) -> None:
     reference = InMemoryStore()
     rng = random.Random(20)
     writes = _writes(rng)
@@ -457,3 +463,29 @@ def test_every_read_agrees_with_langgraphs_in_memory_store(store: KiokuStore) ->
     assert set(store.list_namespaces(prefix=("u",), max_depth=2)) == {
         ns[:2] for ns in live if ns[0] == "u"
     }
+
+
+# -- on PostgreSQL -------------------------------------------------------------------------------
+
+
+def test_the_store_works_the_same_on_postgresql(
+    postgres_url: str,  # noqa: F811 (the fixture)
+    tmp_path: Path,
+    clock: FixedClock,
+) -> None:
+    schema = "lg_" + hashlib.blake2b(str(tmp_path).encode(), digest_size=8).hexdigest()
+    env = {"KIOKU_STORE_URL": postgres_url, "KIOKU_STORE__SCHEMA": schema}
+    try:
+        with Kioku.open(tmp_path / "home", env=env, clock=clock) as memory:
+            store = KiokuStore(memory, user_label=1)
+            _agrees_with_in_memory_store(store)
+            store.put(("users", "carol", "m"), "k", VALUE)
+            item = store.get(("users", "carol", "m"), "k")
+            assert item is not None
+            assert item.value == VALUE
+            store.delete(("users", "carol", "m"), "k")
+            store.put(("users", "carol", "m"), "k", {"text": "green tea again"})
+            assert store.search(("users",), query="green tea")[0].key == "k"
+            assert not (tmp_path / "home" / "memories.db").exists()
+    finally:
+        admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
