@@ -215,6 +215,24 @@ class KiokuStore(BaseStore):
             if entry is not None and entry.item.namespace[: len(prefix)] == prefix:
                 yield entry
 
+    def _names(self, prefix: tuple[str, ...]) -> dict[str, set[tuple[tuple[str, ...], str]]]:
+        """``(namespace, key)`` of every item under ``prefix``, by user: read from the source
+        ids alone (no memory is decoded), one query per user."""
+
+        def named(user_id: str | None) -> Iterator[tuple[tuple[str, ...], str]]:
+            flt = MemoryFilter(user_id=user_id, agent_id=self.memory.agent_id, kind=_KNOWLEDGE)
+            for source in self.memory.store.source_ids(flt):
+                pair = parse_source(source)
+                if pair is not None and pair[0][: len(prefix)] == prefix:
+                    yield pair
+
+        user = self._prefix_user(prefix)
+        users = {user} if user is not None else {self._user_of(ns) for ns, _ in named(None)}
+        return {
+            name: {pair for pair in named(name) if self._user_of(pair[0]) == name}
+            for name in sorted(users)
+        }
+
     # -- the operations -------------------------------------------------------------------
 
     def _get(self, op: GetOp) -> Item | None:
@@ -234,9 +252,7 @@ class KiokuStore(BaseStore):
 
         assert op.query is not None
         user = self._prefix_user(prefix)
-        users = (
-            [user] if user is not None else sorted({e.memory.user_id for e in self._entries(())})
-        )
+        users = [user] if user is not None else [u for u, got in self._names(()).items() if got]
         wanted = max(0, op.offset) + max(0, op.limit)
         hits: list[tuple[float, Item]] = []
         for name in users:
@@ -265,9 +281,10 @@ class KiokuStore(BaseStore):
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
         conditions = op.match_conditions or ()
         names = {
-            e.item.namespace
-            for e in self._entries(())
-            if all(matches_namespace(e.item.namespace, c.match_type, c.path) for c in conditions)
+            namespace
+            for pairs in self._names(()).values()
+            for namespace, _ in pairs
+            if all(matches_namespace(namespace, c.match_type, c.path) for c in conditions)
         }
         if op.max_depth is not None:
             names = {n[: op.max_depth] for n in names}
