@@ -14,6 +14,7 @@ import hashlib
 import random
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import pytest
@@ -339,8 +340,15 @@ def test_values_and_options_kioku_cannot_keep_are_refused_clearly(memory: Kioku)
         KiokuStore(memory, index={"dims": 3, "embed": lambda texts: [[0.0] * 3 for _ in texts]})
     with pytest.raises(ValidationError, match="user_label"):
         KiokuStore(memory, user_label=-1)
+    with pytest.raises(ValidationError, match="shorter key"):
+        store.put(("n",), "k" * 2000, {"x": 1})
     assert issubclass(ValidationError, KiokuError)
     assert memory.count(kind="knowledge") == 0
+    # a mapping that is not a dict is kept as the dict it reads as
+    store.put(("n",), "proxy", MappingProxyType({"inner": MappingProxyType({"a": (1, 2)})}))
+    kept = store.get(("n",), "proxy")
+    assert kept is not None
+    assert kept.value == {"inner": {"a": [1, 2]}}
 
 
 def test_an_item_whose_trigger_was_edited_by_hand_reads_as_its_text(

@@ -27,6 +27,7 @@ import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
+from kioku.core.validate import MAX_ID_CHARS
 from kioku.errors import ValidationError
 
 __all__ = [
@@ -57,7 +58,15 @@ def item_source(namespace: tuple[str, ...], key: str, write: str) -> str:
     """The source id naming the item and the write that created it (ASCII, so never a
     control character). Erasing a memory refuses its source ids for ever, so each creation
     has its own: a key deleted and put again is a new memory with a new source id."""
-    return SOURCE_PREFIX + json.dumps([list(namespace), key, write], ensure_ascii=True)
+    source = SOURCE_PREFIX + json.dumps([list(namespace), key, write], ensure_ascii=True)
+    if len(source) > MAX_ID_CHARS:
+        raise ValidationError(
+            "key",
+            key if len(key) <= 40 else key[:40] + "...",
+            f"a namespace and key of at most about {MAX_ID_CHARS - 60} characters together",
+            hint="use a shorter key, such as a hash of the long one",
+        )
+    return source
 
 
 def parse_source(source: str) -> tuple[tuple[str, ...], str] | None:
@@ -109,7 +118,15 @@ def encode_value(value: object) -> str:
     if not isinstance(value, Mapping):
         raise ValidationError("value", type(value).__name__, "a dict (or None to delete the item)")
     _check_json(value, "$")
-    return json.dumps(value, ensure_ascii=False, allow_nan=False)
+    return json.dumps(value, ensure_ascii=False, allow_nan=False, default=_plain)
+
+
+def _plain(value: object) -> object:
+    """A mapping that is not a dict, as a dict (the only other thing :func:`_check_json`
+    lets through)."""
+    if isinstance(value, Mapping):
+        return dict(value)
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 def decode_value(text: str) -> dict[str, Any] | None:
