@@ -8,7 +8,8 @@ from pathlib import Path
 from kioku import Kioku
 from kioku.core.model import Kind
 from kioku.ports.store import Order
-from tests.importers.conftest import Cli, copy_fixture
+from tests.cli.conftest import run_kioku
+from tests.importers.conftest import FIXTURES, Cli, copy_fixture
 
 KYOTO = "chatgpt:6659a000-0000-4000-8000-00000000c0de"
 BREAD = "chatgpt:6682b000-0000-4000-8000-0000000bread"
@@ -52,3 +53,15 @@ def test_a_second_import_and_a_folder_import_create_nothing(cli: Cli, tmp_path: 
     again = cli("import", "--from", "chatgpt", str(source / "conversations.json"))
     assert again.code == 0, again.err
     assert again.out.startswith("imported 0 (0 episodes, 0 knowledge, 0 procedures), skipped 3")
+
+
+def test_the_real_command_imports_and_reports(tmp_path: Path) -> None:
+    home = str(tmp_path / "home")
+    source = str(FIXTURES / "chatgpt" / "conversations.json")
+    dry = run_kioku("--home", home, "import", "--from", "chatgpt", "--dry-run", source)
+    assert dry.code == 0, dry.err
+    assert dry.out.startswith("dry run: would import 3 (3 episodes, 0 knowledge, 0 procedures)")
+    assert "Which temples should I see?" in dry.out
+    done = run_kioku("--home", home, "import", "--from", "chatgpt", source)
+    assert done.code == 0, done.err
+    assert done.out.startswith("imported 3 (3 episodes")
