@@ -61,7 +61,7 @@ def _format(source_format: str | None, layout: str | None) -> str:
     "--from",
     "source_format",
     type=click.Choice(FORMATS),
-    help="What SOURCE is (default jsonl); see below.",
+    help="What SOURCE is (default jsonl); see above.",
 )
 @click.option(
     "--layout",
@@ -100,6 +100,8 @@ def import_cmd(
                       an auto memory directory (MEMORY.md and its topic files), or a
                       project directory holding them
     --from markdown   a directory of Markdown notes (or one note)
+
+    Past Claude Code sessions (their transcripts) are read by `kioku ingest`.
 
     jsonl: each line is {"user": ..., "assistant": ..., "at": ISO, "session": ID,
     "source_id": ID} (only "user" is required; "at" without an offset is local time, from
