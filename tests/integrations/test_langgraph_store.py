@@ -181,6 +181,11 @@ def test_a_batch_with_a_bad_value_writes_nothing(memory: Kioku, store: KiokuStor
         )
     assert store.get(("n",), "good") is None
     assert memory.count(kind="knowledge") == 0
+    # a write refused inside the transaction takes the batch's earlier writes back with it
+    with pytest.raises(ValidationError, match="shorter key"):
+        store.batch([PutOp(("n",), "good", {"text": "fine"}), PutOp(("n",), "k" * 2000, {"x": 1})])
+    assert store.get(("n",), "good") is None
+    assert memory.count(kind="knowledge") == 0
 
 
 # -- search ------------------------------------------------------------------------------------
@@ -249,6 +254,7 @@ def test_search_with_a_query_ranks_by_match_and_reaches_archived_items(
     assert memory.list(kind="knowledge", archived=True)[0].id == tea.id
     assert store.search(("users",), query="green tea")[0].key == "tea"
     assert store.get(("users", "u1"), "tea") is not None
+    assert ("users", "u1") in store.list_namespaces()
 
 
 def test_the_searchable_text_is_the_index_fields(memory: Kioku) -> None:
