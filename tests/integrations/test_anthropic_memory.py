@@ -18,6 +18,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from kioku import Kioku
 from kioku.adapters.clock import FixedClock
@@ -369,3 +371,19 @@ def test_the_sdk_tool_runner_keeps_the_models_files_in_kioku(kioku: Kioku, scrip
     assert isinstance(procedure.details, ProcedureDetails)
     assert procedure.details.steps == ("test", "tag")
     assert [h.memory.id for h in kioku.search_memory("db-stg-3").items][:1] == [knowledge.id]
+
+
+@settings(
+    max_examples=30, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    text=st.text(
+        st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=300
+    ).filter(str.strip),
+    where=st.sampled_from(["/memories/knowledge/f.md", "/memories/deep/dir/f.txt"]),
+)
+def test_any_text_reads_back_as_written(files: MemoryFiles, text: str, where: str) -> None:
+    files.create(where, text)
+    assert shown(files.view(where)) == text
+    files.insert(where, 0, "top")
+    assert shown(files.view(where)).startswith("top\n")
