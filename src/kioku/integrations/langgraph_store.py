@@ -28,9 +28,9 @@ on ``put``), every string of the value by default, the key alone for ``index=Fal
 memory in place (``Kioku.edit_memory``: same id and ``created_at``, a new ``updated_at``, the
 previous state kept as a version, the text re-indexed and re-embedded); a ``put`` of the
 value and text the item already has writes nothing. ``put(..., None)`` and ``delete`` erase
-the memory (``Kioku.forget``). A batch reads first (its gets, searches and listings see the
-store as it was before the batch) and then makes its writes, the last put of a key winning,
-all in one transaction.
+the memory (``Kioku.forget``); the key can be put again afterwards. A batch reads first
+(its gets, searches and listings see the store as it was before the batch) and then makes
+its writes, the last put of a key winning, all in one transaction.
 
 **Search.** Without a query, the items under the namespace prefix that pass the filter, newest
 ``updated_at`` first. With a query, kioku's deliberate search (``Kioku.search_memory``) over
