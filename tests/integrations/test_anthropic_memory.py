@@ -338,6 +338,7 @@ def test_the_sdk_tool_runner_keeps_the_models_files_in_kioku(kioku: Kioku, scrip
                 old_path="/memories/procedures/deploy.md",
                 new_path="/memories/procedures/release.md",
             ),
+            use(8, command="frob", path="/memories"),
             [{"type": "text", "text": "Noted."}],
         ]
     )
@@ -355,8 +356,9 @@ def test_the_sdk_tool_runner_keeps_the_models_files_in_kioku(kioku: Kioku, scrip
     assert last.content[0].text == "Noted."
     assert model.requests[0]["tools"] == [{"type": "memory_20250818", "name": "memory"}]
     results = model.tool_results()
-    assert [r["tool_use_id"] for r in results] == [f"toolu_{n}" for n in range(1, 8)]
-    assert [bool(r.get("is_error")) for r in results] == [False] * 5 + [True, False]
+    assert [r["tool_use_id"] for r in results] == [f"toolu_{n}" for n in range(1, 9)]
+    assert [bool(r.get("is_error")) for r in results] == [False] * 5 + [True, False, True]
+    assert "unknown memory command 'frob'" in str(results[7]["content"])
     assert "/memories/knowledge/" in results[0]["content"]
     viewed = results[4]["content"]
     assert isinstance(viewed, str)

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Final
 
 from kioku.core.kinds import KnowledgeDetails, ProcedureDetails, ProfileDetails
 from kioku.core.model import Kind, Memory
-from kioku.errors import KiokuError, MemoryNotFoundError, ProtectedMemoryError
+from kioku.errors import KiokuError, ProtectedMemoryError
 from kioku.integrations import anthropic_texts as texts
 from kioku.integrations.anthropic_paths import (
     KIND_DIRS,
@@ -133,7 +133,7 @@ class MemoryFiles:
         if directory == "users":
             try:
                 person = self.kioku.profile(stem)
-            except (MemoryNotFoundError, KiokuError):
+            except KiokuError:
                 return None
             for item in inside:
                 if item.memory.id == person.id:
@@ -150,9 +150,9 @@ class MemoryFiles:
         path = parse(raw, what)
         found = self._find(path, files)
         if found is None:
-            kind = "a directory" if self._is_dir(path, files) else "no such file"
+            state = "is a directory" if self._is_dir(path, files) else "does not exist"
             raise MemoryToolError(
-                f"{path} is {kind}: give the path of a file (view {ROOT} lists them)"
+                f"{path} {state}: give the path of a file (view {ROOT} lists them)"
             )
         return found
 

@@ -42,7 +42,9 @@ if TYPE_CHECKING:
 
     from kioku.service.kioku import Kioku
 
-__all__ = ["KiokuMemoryTool", "MemoryFiles", "MemoryToolError"]
+__all__ = ["COMMANDS", "KiokuMemoryTool", "MemoryFiles", "MemoryToolError"]
+
+COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
 
 
 class KiokuMemoryTool(BetaAbstractMemoryTool):
@@ -57,6 +59,15 @@ class KiokuMemoryTool(BetaAbstractMemoryTool):
     ) -> None:
         super().__init__(cache_control=cache_control)
         self.files = MemoryFiles(kioku)
+
+    def call(self, input: object) -> Any:
+        """Run one command the model sent (an unknown one is refused, naming the six)."""
+        command = input.get("command") if isinstance(input, dict) else None
+        if command not in COMMANDS:
+            raise ToolError(
+                f"unknown memory command {command!r}: send one of {', '.join(COMMANDS)}"
+            )
+        return super().call(input)
 
     @staticmethod
     def _answer(work: Callable[[], str]) -> str:
