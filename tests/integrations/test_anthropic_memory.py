@@ -24,9 +24,10 @@ from hypothesis import strategies as st
 from kioku import Kioku
 from kioku.adapters.clock import FixedClock
 from kioku.core.kinds import ProcedureDetails, ProfileDetails
-from kioku.core.model import Kind
+from kioku.core.model import Kind, Level
 from kioku.errors import MemoryNotFoundError
 from kioku.integrations.anthropic_files import MemoryFiles, MemoryToolError
+from kioku.ports.store import MemoryPatch
 
 NOW = datetime(2026, 11, 27, 9, 0, tzinfo=ZoneInfo("Asia/Tokyo"))
 
@@ -128,6 +129,24 @@ def test_existing_memories_are_listed_by_title_or_id(files: MemoryFiles, kioku: 
     assert shown(files.view(f"/memories/knowledge/{one.id}.md")) == "Blue is the team colour."
     with pytest.raises(MemoryToolError, match="2 files are titled 'twin'"):
         files.view("/memories/knowledge/twin.md")
+    kioku.edit_profile("Ken", aliases=["Kenny"])
+    assert shown(files.view("/memories/users/kenny.md")) == "pet: a cat"
+    with pytest.raises(MemoryToolError, match="keeps its person's name"):
+        files.rename("/memories/users/Ken.md", "/memories/users/Kenji.md")
+
+
+def test_archived_and_superseded_memories_are_not_files(files: MemoryFiles, kioku: Kioku) -> None:
+    old = kioku.write_memory("knowledge", "The office is in Shibuya.", title="office")
+    new = kioku.write_memory("knowledge", "The office is in Meguro.", title="office")
+    kioku.supersede(old.id, new.id)
+    gone = kioku.write_memory("knowledge", "An old plan.", title="plan")
+    kioku.store.update(gone.id, MemoryPatch(archived_at=NOW, current_level=Level.ARCHIVED))
+    assert shown(files.view("/memories/knowledge/office.md")) == "The office is in Meguro."
+    listing = files.view("/memories/knowledge")
+    assert old.id not in listing
+    assert "plan" not in listing
+    with pytest.raises(MemoryToolError, match="does not exist"):
+        files.view(f"/memories/knowledge/{gone.id}.md")
 
 
 def test_view_range_and_insert(files: MemoryFiles) -> None:
@@ -158,7 +177,8 @@ def test_str_replace_needs_exactly_one_match(files: MemoryFiles, kioku: Kioku) -
     assert "     3\tsee" in answer
     memory = kioku.get(memory_id)
     assert memory.content == "a b\na b\nsee\n"
-    assert len(kioku.history(memory_id)) >= 1  # the text it had is kept as a version
+    versions = kioku.history(memory_id)["versions"]
+    assert [v["text"] for v in versions] == ["a b\na b\nc\n"]  # the old text, kept
 
 
 def test_rename_keeps_the_memory_and_delete_erases_it(files: MemoryFiles, kioku: Kioku) -> None:
@@ -186,6 +206,10 @@ def test_rename_keeps_the_memory_and_delete_erases_it(files: MemoryFiles, kioku:
     assert kioku.get(kept.id).content == "fact two"
     with pytest.raises(MemoryToolError, match="cannot be deleted"):
         files.delete("/memories/knowledge")
+    kioku.unprotect(kept.id)
+    files.create("/memories/archive/more/deeper.md", "fact three")
+    assert "erased 2 memories" in files.delete("/memories/archive")
+    assert kioku.list(kind="knowledge") == []
 
 
 @pytest.mark.parametrize(

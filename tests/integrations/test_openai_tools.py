@@ -103,6 +103,15 @@ def test_the_dispatcher_answers_json_and_names_what_is_wrong(kioku: Kioku) -> No
     assert "not valid JSON" in json.loads(call(kioku, "prime", "{oops"))["error"]
     missing = json.loads(call(kioku, "read_memory", {"id": "mem_20200101_000000_00000000"}))
     assert "search_memory finds the ids" in missing["error"]
+    plain = {"id": "c1", "function": {"name": "explain", "arguments": json.dumps(read)}}
+    message = openai_tools.answer(kioku, plain)
+    assert (message["role"], message["tool_call_id"]) == ("tool", "c1")
+    assert "not a parameter of explain" in json.loads(message["content"])["error"]
+    plain["function"]["arguments"] = json.dumps({"id": written["id"]})
+    assert json.loads(openai_tools.answer(kioku, plain)["content"])["id"] == written["id"]
+    refused = openai_tools.answer(kioku, {"id": "c2", "function": {"name": "remember_turn",
+                                  "arguments": '{"user": "hi"}'}}, read_only=True)  # fmt: skip
+    assert "may only read" in json.loads(refused["content"])["error"]
     with pytest.raises(ToolCallError, match="may only read"):
         run(kioku, "remember_turn", {"user": "hi"}, read_only=True)
     assert len(kioku.list(kind=None)) == 1
