@@ -33,6 +33,8 @@ def test_a_project_s_claude_md_files_become_knowledge_and_procedures(
     assert "Nested detail: frozen ones for values." in next(
         t for t in texts if t.startswith("Prefer dataclasses")
     )
+    sqlite_rule = next(t for t in texts if t.startswith("The database for tests"))
+    assert sqlite_rule.endswith("```sh\nuv run pytest -q -k harbour\n```")  # its code block
     assert "My sandbox URL is http://localhost:8123." in texts  # CLAUDE.local.md
     assert "Every bug fix comes with a test that fails without the fix." in texts  # rules
     assert not any("@docs" in m.content for m in memories)  # imports are not followed
@@ -69,6 +71,8 @@ def test_notes_become_one_memory_each_or_one_per_top_level_section(
     cli: Cli, home: Path, tmp_path: Path
 ) -> None:
     notes = copy_fixture("notes", tmp_path)
+    (notes / ".draft.md").write_text("# Hidden\n\nnot a note yet\n", encoding="utf-8")
+    (notes / "linked.md").symlink_to(notes / "ramen.md")
     done = cli("import", "--from", "markdown", str(notes), "--json")
     assert done.code == 0, done.err
     assert (done.json()["knowledge"], done.json()["procedures"]) == (3, 1)

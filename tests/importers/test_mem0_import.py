@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 from pathlib import Path
 
@@ -55,3 +56,26 @@ def test_a_json_export_of_memories_is_read_too(cli: Cli, home: Path) -> None:
     assert stored[1][1] == datetime.fromisoformat("2024-09-12T21:05:44-07:00")
     again = cli("import", "--from", "mem0", str(source))
     assert again.out.startswith("imported 0 (0 episodes, 0 knowledge, 0 procedures), skipped 2")
+
+
+def test_a_changed_memory_comes_in_anew_and_an_erased_one_never_again(
+    cli: Cli, home: Path, tmp_path: Path
+) -> None:
+    items = [
+        {"id": "m1", "memory": "Drinks green tea", "created_at": "2024-01-02T03:04:05Z"},
+        {"id": "m2", "memory": "Lives in Kobe", "created_at": "2024-01-03T03:04:05Z"},
+    ]
+    source = tmp_path / "memories.json"
+    source.write_text(json.dumps(items), encoding="utf-8")
+    assert cli("import", "--from", "mem0", str(source), "--json").json()["created"] == 2
+    with Kioku.open(home, env={}) as k:
+        (kobe,) = [m for m in k.list(kind="knowledge") if m.content == "Lives in Kobe"]
+        k.forget(kobe.id)
+    items[0]["memory"] = "Drinks green tea, no sugar"
+    source.write_text(json.dumps(items), encoding="utf-8")
+    again = cli("import", "--from", "mem0", str(source), "--json").json()
+    assert (again["created"], again["skipped"]) == (1, 1)  # the new text; Kobe stays erased
+    assert sorted(text for text, _, _ in _knowledge(home)) == [
+        "Drinks green tea",
+        "Drinks green tea, no sugar",
+    ]
