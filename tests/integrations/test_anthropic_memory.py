@@ -8,6 +8,7 @@ the SDK calls the backend as it would with a real model, and then check kioku's 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections.abc import Iterator
@@ -28,6 +29,8 @@ from kioku.core.model import Kind, Level
 from kioku.errors import MemoryNotFoundError
 from kioku.integrations.anthropic_files import MemoryFiles, MemoryToolError
 from kioku.ports.store import MemoryPatch
+from kioku.service.paths import DB_FILENAME
+from tests.postgres_server import admin, postgres_url  # noqa: F401 (a fixture)
 
 NOW = datetime(2026, 11, 27, 9, 0, tzinfo=ZoneInfo("Asia/Tokyo"))
 
@@ -413,3 +416,26 @@ def test_any_text_reads_back_as_written(files: MemoryFiles, text: str, where: st
     assert shown(files.view(where)) == text
     files.insert(where, 0, "top")
     assert shown(files.view(where)).startswith("top\n")
+
+
+def test_the_tree_on_postgresql(postgres_url: str, tmp_path: Path) -> None:  # noqa: F811
+    schema = "mt_" + hashlib.blake2b(str(tmp_path).encode(), digest_size=8).hexdigest()
+    env = {"KIOKU_STORE_URL": postgres_url, "KIOKU_STORE__SCHEMA": schema}
+    try:
+        with Kioku.open(tmp_path / "home", clock=FixedClock(NOW), env=env) as kioku:
+            files = MemoryFiles(kioku)
+            files.create("/memories/knowledge/office.md", "The office is in Meguro.\n")
+            files.create("/memories/procedures/lunch.md", "Order lunch\n- ask\n- order\n")
+            files.create("/memories/users/Ken.md", "pet: a cat")
+            files.str_replace("/memories/knowledge/office.md", "Meguro", "Shibuya")
+            files.rename("/memories/knowledge/office.md", "/memories/places/office.md")
+            assert shown(files.view("/memories/places/office.md")) == "The office is in Shibuya.\n"
+            assert shown(files.view("/memories/users/ken.md")) == "pet: a cat"
+            procedure = by_title(kioku, "procedure", "lunch")
+            assert isinstance(procedure.details, ProcedureDetails)
+            assert procedure.details.steps == ("ask", "order")
+            files.delete("/memories/places")
+            assert kioku.list(kind="knowledge") == []
+        assert not (tmp_path / "home" / DB_FILENAME).exists()  # it all went to PostgreSQL
+    finally:
+        admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
