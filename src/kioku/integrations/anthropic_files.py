@@ -22,6 +22,7 @@ memory for good, as ``kioku forget`` does, and a protected memory is not erased 
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Final
 
@@ -105,8 +106,9 @@ class MemoryFiles:
             members = knowledge if kind is Kind.KNOWLEDGE else self._of_kind(kind)
             members = [m for m in members if m.id not in claimed]
             titles = [_title(m) for m in members]
+            counts = Counter(titles)
             for memory, title in zip(members, titles, strict=True):
-                named = name_problem(title) is None and titles.count(title) == 1
+                named = name_problem(title) is None and counts[title] == 1
                 stem = title if named and len(title) <= 200 - len(SUFFIX) else memory.id
                 path = MemoryPath((directory, stem + SUFFIX))
                 files[path] = _File(path, memory)
