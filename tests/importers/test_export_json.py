@@ -112,3 +112,43 @@ def test_the_real_command_exports_json_to_stdout(home: Path, two_owners: dict[st
     done = run_kioku("--home", str(home), "export", "--user", "alice", "--format", "json")
     assert done.code == 0, done.err
     _check_alice(json.loads(done.out), two_owners)
+
+
+def test_a_json_export_imports_back_whole_once(
+    cli: Cli, tmp_path: Path, two_owners: dict[str, str]
+) -> None:
+    target = tmp_path / "alice.json"
+    assert cli("export", "--user", "alice", "--format", "json", str(target)).code == 0
+    fresh = tmp_path / "fresh"
+    dry = cli("--home", str(fresh), "import", "--from", "json", "--dry-run", str(target), "--json")
+    assert dry.code == 0, dry.err
+    assert (dry.json()["created"], dry.json()["knowledge"]) == (3, 1)
+    assert not (fresh / "memories.db").exists()
+    done = cli("--home", str(fresh), "--user", "alice", "import", "--from", "json", str(target))
+    assert done.code == 0, done.err
+    assert done.out.startswith("imported 3 memories")
+    first = json.loads(target.read_text(encoding="utf-8"))
+    second = cli("--home", str(fresh), "export", "--user", "alice", "--format", "json").json()
+    assert second["memories"] == first["memories"]
+    assert second["relations"] == first["relations"]
+    assert second["activity"] == first["activity"]
+    again = cli("--home", str(fresh), "--user", "alice", "import", "--from", "json", str(target))
+    assert again.out.startswith("imported 0 memories")
+    assert "skipped 3 already stored" in again.out
+
+
+def test_a_bad_json_export_names_the_memory_and_the_field(
+    cli: Cli, tmp_path: Path, two_owners: dict[str, str]
+) -> None:
+    target = tmp_path / "alice.json"
+    assert cli("export", "--user", "alice", "--format", "json", str(target)).code == 0
+    doc = json.loads(target.read_text(encoding="utf-8"))
+    doc["memories"][1]["recall_count"] = "many"
+    target.write_text(json.dumps(doc), encoding="utf-8")
+    fresh = tmp_path / "fresh"
+    done = cli("--home", str(fresh), "import", "--from", "json", str(target))
+    assert done.code == 2
+    assert f"{target}: memories[1]: recall_count: expected a whole number" in done.err
+    if (fresh / "memories.db").exists():
+        with Kioku.open(fresh, env={}) as k:
+            assert k.count(archived=None, kind=None) == 0

@@ -13,7 +13,7 @@ from kioku.interfaces.cli.state import CliState
 
 __all__ = ["COMMANDS"]
 
-FORMATS: Final = ("jsonl", "files", "chatgpt", "mem0", "claude-md", "markdown")
+FORMATS: Final = ("jsonl", "files", "json", "chatgpt", "mem0", "claude-md", "markdown")
 
 
 def _warn(message: str) -> None:
@@ -94,6 +94,7 @@ def import_cmd(
     \b
     --from jsonl      a file (or -) of turns, one JSON object a line (the default)
     --from files      a directory written by `kioku export --format files`
+    --from json       a file written by `kioku export --format json`
     --from chatgpt    a ChatGPT data export: conversations.json (or its folder)
     --from mem0       mem0's history database (history.db) or a JSON list of its memories
     --from claude-md  Claude Code memory: CLAUDE.md, CLAUDE.local.md, .claude/rules/*.md,
@@ -111,8 +112,8 @@ def import_cmd(
     every invalid line is listed with its number and exit status is 2. With --skip-invalid
     the valid lines are imported and the invalid ones listed (on stderr, and in --json).
 
-    files: the memories of the export (with their kept originals and the activity log) are
-    added. Memories whose id is already stored are skipped; vectors are computed again with
+    files, json: the memories of the export (with their kept originals and the activity
+    log) are added. Memories whose id is already stored are skipped; vectors are computed again with
     the configured embedder.
 
     chatgpt: each user message and the answer after it become one turn, remembered at the
@@ -136,14 +137,14 @@ def import_cmd(
         return
     if source == "-":
         raise click.UsageError(f"--from {chosen} reads a file or directory, not stdin")
-    if chosen == "files" and not dry_run:
+    if chosen in ("files", "json") and not dry_run:
         from kioku.interfaces.cli.mirror_cmds import import_files_layout
 
-        import_files_layout(state, source, as_json=as_json)
+        import_files_layout(state, source, as_json=as_json, document=chosen == "json")
         return
     with state.open(on_warning=_warn, create=not dry_run) as kioku:
-        if chosen == "files":
-            report = _files_dry_run(kioku, Path(source))
+        if chosen in ("files", "json"):
+            report = _export_dry_run(kioku, Path(source), chosen)
         else:
             from kioku.service.importers import apply_plan, read_source
 
@@ -157,14 +158,17 @@ def import_cmd(
         _print_report(report)
 
 
-def _files_dry_run(kioku: Any, root: Path) -> dict[str, Any]:
-    """What ``--from files`` would import: the export checked whole, its memories counted."""
+def _export_dry_run(kioku: Any, source: Path, fmt: str) -> dict[str, Any]:
+    """What ``--from files|json`` would import: the export checked whole, its memories
+    counted."""
     from kioku.core.model import Kind
     from kioku.core.timefmt import format_ts
     from kioku.errors import HomeNotFoundError
     from kioku.service.mirror import read_mirror
+    from kioku.service.mirror.import_json import read_json_export
 
-    mirror = read_mirror(root, categories=kioku.config.categories, tz=kioku.clock.tz)
+    read = read_json_export if fmt == "json" else read_mirror
+    mirror = read(source, categories=kioku.config.categories, tz=kioku.clock.tz)
     ids = sorted(p.memory.id for p in mirror.memories)
     try:
         stored = {m.id for m in kioku.store.get_many(ids)}
@@ -173,7 +177,7 @@ def _files_dry_run(kioku: Any, root: Path) -> dict[str, Any]:
     fresh = [p.memory for p in mirror.memories if p.memory.id not in stored]
     kinds = {kind: sum(1 for m in fresh if m.kind is kind) for kind in Kind}
     return {
-        "format": "files",
+        "format": fmt,
         "dry_run": True,
         "created": len(fresh),
         "episodes": kinds[Kind.EPISODE],

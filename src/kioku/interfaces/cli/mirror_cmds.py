@@ -158,12 +158,23 @@ def _export_json(state: CliState, target: str | None, *, force: bool, as_json: b
     )
 
 
-def import_files_layout(state: CliState, source: str, *, as_json: bool) -> None:
-    """``kioku import --layout files DIR``: read the export in DIR back into the scope."""
+def import_files_layout(
+    state: CliState, source: str, *, as_json: bool, document: bool = False
+) -> None:
+    """``kioku import --layout files DIR``: read the export in DIR back into the scope; with
+    ``document``, ``kioku import --from json FILE``: a JSON export."""
     from kioku.service.mirror import import_files
+    from kioku.service.mirror.import_files import import_mirror
+    from kioku.service.mirror.import_json import read_json_export
 
     with state.open(on_warning=_warn) as kioku:
-        report = import_files(kioku, Path(source))
+        if document:
+            mirror = read_json_export(
+                Path(source), categories=kioku.config.categories, tz=kioku.clock.tz
+            )
+            report = import_mirror(kioku, mirror)
+        else:
+            report = import_files(kioku, Path(source))
     if as_json:
         data: dict[str, Any] = {
             "imported": report.memories,

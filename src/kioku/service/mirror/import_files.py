@@ -59,7 +59,7 @@ from kioku.service.vectors import note_vector_model
 if TYPE_CHECKING:
     from kioku.service.engine import Engine
 
-__all__ = ["ImportReport", "Mirror", "import_files", "read_mirror"]
+__all__ = ["ImportReport", "Mirror", "import_files", "import_mirror", "read_mirror"]
 
 _NOFOLLOW: Final = getattr(os, "O_NOFOLLOW", 0)
 _BINARY: Final = getattr(os, "O_BINARY", 0)
@@ -336,6 +336,12 @@ def import_files(engine: Engine, root: Path) -> ImportReport:
     """Import the export in ``root`` into ``engine``'s scope, in one transaction; nothing is
     written when any file is invalid (MirrorFileError, MirrorError)."""
     mirror = read_mirror(root, categories=engine.config.categories, tz=engine.clock.tz)
+    return import_mirror(engine, mirror)
+
+
+def import_mirror(engine: Engine, mirror: Mirror) -> ImportReport:
+    """Import ``mirror`` (an export read whole and checked) into ``engine``'s scope, in one
+    transaction."""
     _compare_counts(engine, mirror)
     store = engine.store
     ids = {p.memory.id for p in mirror.memories}

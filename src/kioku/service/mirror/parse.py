@@ -33,7 +33,13 @@ from kioku.service.mirror.layout import (
     is_file_id,
 )
 
-__all__ = ["ActivityLine", "ParsedMemory", "parse_activity", "parse_memory"]
+__all__ = [
+    "ActivityLine",
+    "ParsedMemory",
+    "memory_from_fields",
+    "parse_activity",
+    "parse_memory",
+]
 
 _ID_NAMES: Final = "a memory id (letters, digits and _.:-, starting with a letter or digit)"
 _TIME: Final = "an ISO 8601 time with its UTC offset, such as 2025-01-15T14:30:52+09:00"
@@ -234,11 +240,25 @@ def parse_memory(raw: bytes, path: str, kind: Kind, categories: Sequence[str]) -
         raise MirrorFileError(path, "front matter", loaded, "a YAML mapping of fields")
     fields = _plain(loaded)
     assert isinstance(fields, dict)
-    f = _Front(fields, path)
     stem = Path(path).name.removesuffix(MD_SUFFIX)
+    if _Front(fields, path).text("id") != stem:
+        raise MirrorFileError(path, "id", fields["id"], f"{stem!r}, the name of its file")
+    return memory_from_fields(fields, path, kind, categories, heading=heading, content=content)
+
+
+def memory_from_fields(
+    fields: dict[str, Any],
+    path: str,
+    kind: Kind,
+    categories: Sequence[str],
+    *,
+    heading: str,
+    content: str,
+) -> ParsedMemory:
+    """A memory from the fields of its front matter (or of a JSON export), its heading and
+    its content, checked whole (MirrorFileError naming ``path`` and the field)."""
+    f = _Front(fields, path)
     memory_id = f.text("id")
-    if memory_id != stem:
-        raise f.bad("id", memory_id, f"{stem!r}, the name of its file")
     kinds = ", ".join(k.value for k in KIND_DIRS)
     found_kind = f.get("kind", f"one of {kinds}")
     if found_kind not in {k.value for k in KIND_DIRS}:
