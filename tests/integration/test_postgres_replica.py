@@ -414,3 +414,38 @@ def test_doctor_reports_the_replica(servers: Servers, tmp_path: Path) -> None:
     assert wrong.code == 1, wrong.err + wrong.out
     checks = {c["name"]: c for c in json.loads(wrong.out)["checks"]}
     assert "is not a standby" in checks["replica"]["detail"]
+
+
+def test_a_search_that_hangs_on_the_replica_is_cancelled_and_runs_on_the_primary(
+    servers: Servers, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A search still running on the replica after the pool's timeout (1 s here) is cancelled
+    there by its statement_timeout, and answered by the primary, with one warning."""
+    from contextlib import contextmanager
+
+    import psycopg
+
+    from kioku.adapters.store.postgres.connection import owner_settings
+    from kioku.adapters.store.postgres.replica import Replica
+
+    @contextmanager
+    def primary() -> Iterator[Any]:
+        with psycopg.connect(servers.primary, autocommit=True) as conn:
+            yield conn
+
+    def slow_on_standby(conn: Any) -> bool:
+        standby = bool(conn.execute("SELECT pg_is_in_recovery()").fetchone()[0])
+        if standby:
+            conn.execute("SELECT pg_sleep(60)")  # hangs: the replica must cut it short
+        return standby
+
+    caplog.set_level(logging.WARNING, logger=REPLICA_LOGGER)
+    replica = Replica(servers.standby.url, 1, 1.0, owner_settings(None))
+    try:
+        # The primary answered; had the sleep not been cut short, the standby would have.
+        assert replica.run(slow_on_standby, primary) is False
+    finally:
+        replica.close()
+    warnings = [r.getMessage() for r in caplog.records if r.name == REPLICA_LOGGER]
+    assert len(warnings) == 1, warnings
+    assert "statement timeout" in warnings[0]

@@ -11,10 +11,14 @@ replica is down: a warning is logged and searches use the primary. When a search
 replica fails with a connection error (or no replica connection comes free in time), it runs
 again on the primary, one warning is logged, and the replica is left alone for
 :data:`BACKOFF_S` seconds, so a dead replica does not cost a timeout on every call; the next
-search after that tries it again. A replica that lacks a table, column or function the
-query names (it has not replayed the store's schema or its latest migration yet, or it is
-not a replica of this server) is treated the same way. Any other error is raised, as on the
-primary.
+search after that tries it again. A search is given as long on the replica as a connection
+is waited for (the pool's timeout, at most :data:`CONNECT_TIMEOUT_S`): one still running
+then (a hung or overloaded replica) is cancelled by the replica's ``statement_timeout`` and
+treated the same way. A search the standby cancels because replay had to remove rows it
+was reading (a recovery conflict) runs again on the primary without the back-off. A
+replica that lacks a table, column or function the query names (it has not replayed the
+store's schema or its latest migration yet, or it is not a replica of this server) is
+treated as a failed one. Any other error is raised, as on the primary.
 """
 
 from __future__ import annotations
@@ -43,9 +47,12 @@ __all__ = ["BACKOFF_S", "CONNECT_TIMEOUT_S", "Replica", "replica_conninfo"]
 
 #: Seconds the replica is left alone after it failed.
 BACKOFF_S: Final = 30.0
-#: The longest wait for a replica connection (to connect, or for one to come free).
+#: The longest wait for a replica connection (to connect, or for one to come free), and the
+#: longest a search may run on the replica.
 CONNECT_TIMEOUT_S: Final = 5.0
 _READ_ONLY: Final = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+#: The replica's limit for each statement of the transaction (set_config: a parameter).
+_TIME_LIMIT: Final = "SELECT set_config('statement_timeout', %s, true)"
 #: What a replica that is behind the primary's schema answers: the search runs on the
 #: primary, which raises the error itself if the query is at fault.
 _BEHIND: Final = (
@@ -144,10 +151,15 @@ class Replica:
                 try:
                     with pool.connection() as conn, conn.transaction():
                         conn.execute(_READ_ONLY)
+                        conn.execute(_TIME_LIMIT, (f"{round(self._timeout * 1000)}ms",))
                         return work(conn)
-                except (psycopg.OperationalError, *_BEHIND) as exc:  # with PoolTimeout
+                except pg_errors.SerializationFailure as exc:  # a recovery conflict
+                    _log.info("a search on %s was cancelled (%s)", self.where, first_line(exc))
+                    failure = None
+                except (psycopg.OperationalError, *_BEHIND) as exc:  # PoolTimeout, QueryCanceled
                     failure = exc
-            self._failed(failure, pool)
+            if failure is not None:
+                self._failed(failure, pool)
         with primary() as conn:
             return work(conn)
 
