@@ -8,6 +8,7 @@ the SDK calls the backend as it would with a real model, and then check kioku's 
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 import threading
@@ -439,3 +440,36 @@ def test_the_tree_on_postgresql(postgres_url: str, tmp_path: Path) -> None:  # n
         assert not (tmp_path / "home" / DB_FILENAME).exists()  # it all went to PostgreSQL
     finally:
         admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+def test_the_async_tool_runner_keeps_a_profile(kioku: Kioku, scripted: Any) -> None:
+    anthropic = pytest.importorskip("anthropic")
+    from kioku.integrations.anthropic_memory import AsyncKiokuMemoryTool
+
+    model = scripted(
+        [
+            use(1, command="create", path="/memories/users/Mia.md", file_text="residence: Sapporo"),
+            use(2, command="view", path="/memories/users/mia.md"),
+            use(3, command="delete", path="/memories/users/../../x"),
+            [{"type": "text", "text": "Noted."}],
+        ]
+    )
+
+    async def converse() -> Any:
+        client = anthropic.AsyncAnthropic(base_url=model.url, api_key="test-key", max_retries=0)
+        runner = client.beta.messages.tool_runner(
+            model="claude-test",
+            max_tokens=256,
+            messages=[{"role": "user", "content": "I live in Sapporo."}],
+            tools=[AsyncKiokuMemoryTool(kioku)],
+        )
+        return await runner.until_done()
+
+    final = asyncio.run(converse())
+    assert final.content[0].text == "Noted."
+    results = model.tool_results()
+    assert [bool(r.get("is_error")) for r in results] == [False, False, True]
+    assert shown(results[1]["content"]) == "residence: Sapporo"
+    details = kioku.profile("Mia").details
+    assert isinstance(details, ProfileDetails)
+    assert [(f.key, f.value) for f in details.facts] == [("residence", "Sapporo")]

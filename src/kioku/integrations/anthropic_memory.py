@@ -15,7 +15,8 @@ Pass :class:`KiokuMemoryTool` to the ``anthropic`` SDK's tool runner, and the mo
         for message in runner:
             ...
 
-This module needs the ``anthropic`` extra (``pip install 'kioku[anthropic]'``); nothing
+:class:`AsyncKiokuMemoryTool` is the same for ``AsyncAnthropic``'s tool runner. This module
+needs the ``anthropic`` extra (``pip install 'kioku[anthropic]'``); nothing
 else in kioku imports it. A command that cannot be done comes back to the model as an
 error result whose text names the problem and the fix; other errors are raised.
 """
@@ -25,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from anthropic.lib.tools import BetaAbstractMemoryTool, ToolError
+from anthropic.lib.tools import BetaAbstractMemoryTool, BetaAsyncAbstractMemoryTool, ToolError
 from anthropic.types.beta import (
     BetaMemoryTool20250818CreateCommand,
     BetaMemoryTool20250818DeleteCommand,
@@ -42,9 +43,29 @@ if TYPE_CHECKING:
 
     from kioku.service.kioku import Kioku
 
-__all__ = ["COMMANDS", "KiokuMemoryTool", "MemoryFiles", "MemoryToolError"]
+__all__ = [
+    "COMMANDS",
+    "AsyncKiokuMemoryTool",
+    "KiokuMemoryTool",
+    "MemoryFiles",
+    "MemoryToolError",
+]
 
 COMMANDS = ("view", "create", "str_replace", "insert", "delete", "rename")
+_NO_CLEAR = "kioku does not clear all memory at once: delete the files one by one"
+
+
+def _check_command(input: object) -> None:
+    command = input.get("command") if isinstance(input, dict) else None
+    if command not in COMMANDS:
+        raise ToolError(f"unknown memory command {command!r}: send one of {', '.join(COMMANDS)}")
+
+
+def _answer(work: Callable[[], str]) -> str:
+    try:
+        return work()
+    except MemoryToolError as exc:
+        raise ToolError(str(exc)) from None
 
 
 class KiokuMemoryTool(BetaAbstractMemoryTool):
@@ -62,19 +83,12 @@ class KiokuMemoryTool(BetaAbstractMemoryTool):
 
     def call(self, input: object) -> Any:
         """Run one command the model sent (an unknown one is refused, naming the six)."""
-        command = input.get("command") if isinstance(input, dict) else None
-        if command not in COMMANDS:
-            raise ToolError(
-                f"unknown memory command {command!r}: send one of {', '.join(COMMANDS)}"
-            )
+        _check_command(input)
         return super().call(input)
 
     @staticmethod
     def _answer(work: Callable[[], str]) -> str:
-        try:
-            return work()
-        except MemoryToolError as exc:
-            raise ToolError(str(exc)) from None
+        return _answer(work)
 
     def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
         return self._answer(lambda: self.files.view(command.path, command.view_range))
@@ -99,7 +113,48 @@ class KiokuMemoryTool(BetaAbstractMemoryTool):
         return self._answer(lambda: self.files.rename(command.old_path, command.new_path))
 
     def clear_all_memory(self) -> Any:
-        raise ToolError(
-            "kioku does not clear all memory at once: delete files one by one, or erase a "
-            "user's memory with `kioku erase-user`"
+        raise ToolError(_NO_CLEAR)
+
+
+class AsyncKiokuMemoryTool(BetaAsyncAbstractMemoryTool):
+    """The memory tool for ``AsyncAnthropic``'s tool runner, on an open :class:`~kioku.Kioku`.
+
+    Each command runs on the event loop's thread without awaiting, as ``kioku mcp`` runs
+    its tools: commands run one at a time and ``kioku`` is used from one thread only.
+    """
+
+    def __init__(
+        self, kioku: Kioku, *, cache_control: BetaCacheControlEphemeralParam | None = None
+    ) -> None:
+        super().__init__(cache_control=cache_control)
+        self.files = MemoryFiles(kioku)
+
+    async def call(self, input: object) -> Any:
+        """Run one command the model sent (an unknown one is refused, naming the six)."""
+        _check_command(input)
+        return await super().call(input)
+
+    async def view(self, command: BetaMemoryTool20250818ViewCommand) -> str:
+        return _answer(lambda: self.files.view(command.path, command.view_range))
+
+    async def create(self, command: BetaMemoryTool20250818CreateCommand) -> str:
+        return _answer(lambda: self.files.create(command.path, command.file_text))
+
+    async def str_replace(self, command: BetaMemoryTool20250818StrReplaceCommand) -> str:
+        return _answer(
+            lambda: self.files.str_replace(command.path, command.old_str, command.new_str)
         )
+
+    async def insert(self, command: BetaMemoryTool20250818InsertCommand) -> str:
+        return _answer(
+            lambda: self.files.insert(command.path, command.insert_line, command.insert_text)
+        )
+
+    async def delete(self, command: BetaMemoryTool20250818DeleteCommand) -> str:
+        return _answer(lambda: self.files.delete(command.path))
+
+    async def rename(self, command: BetaMemoryTool20250818RenameCommand) -> str:
+        return _answer(lambda: self.files.rename(command.old_path, command.new_path))
+
+    async def clear_all_memory(self) -> Any:
+        raise ToolError(_NO_CLEAR)
