@@ -32,6 +32,7 @@ _SECTION_COMMENTS: dict[str, str] = {
     "levels": "Retention-score thresholds of the compression levels (must descend).",
     "recall": "Reinforcement when a memory is recalled.",
     "resonance": "Emotional resonance used to rank recalled memories.",
+    "mood": "Safeguards of the mood balance: the negative limiter and the mood shift.",
     "compression": (
         "The nightly batch: most share of memories per level (the rest is the archive's) "
         "and timing."
@@ -67,6 +68,12 @@ _COMMENTS: dict[str, str] = {
     "resonance.arousal_proximity_bonus": "Largest bonus for close emotional arousal.",
     "resonance.tags_overlap_weight": "Weight of shared emotion tags.",
     "resonance.priority_weight_alpha": "Weight α of emotional resonance in the priority.",
+    "mood.limiter": "Rank down negative high-intensity memories past their share in a row.",
+    "mood.window": "How many memories primed or recalled in a row the limiter looks at.",
+    "mood.max_negative_share": "Most share of them that may be negative and intense (0-1).",
+    "mood.high_intensity": "Emotional intensity from which a negative memory counts (0-100).",
+    "mood.shift": "In a negative mood, let resonance favour positive memories instead.",
+    "mood.shift_strength": "How much of the valence bonus a positive memory gets then (0-5).",
     "compression.level1_ratio": "Target share of memories at level 1.",
     "compression.level2_ratio": "Target share of memories at level 2.",
     "compression.level3_ratio": "Target share of memories at level 3.",

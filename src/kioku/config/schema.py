@@ -25,6 +25,7 @@ __all__ = [
     "LevelsConfig",
     "LifecycleConfig",
     "LlmConfig",
+    "MoodConfig",
     "PrimingConfig",
     "ProtectionConfig",
     "RecallConfig",
@@ -328,6 +329,25 @@ class LifecycleConfig(Record):
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
+class MoodConfig(Record):
+    """``[mood]``: safeguards of the mood balance (spec 000, 感情価による想起非対称性)."""
+
+    #: The limiter: of the last ``window`` memories primed or recalled for an owner, at most
+    #: ``max_negative_share × window`` may be negative with an intensity of at least
+    #: ``high_intensity``; more such candidates are ranked below the selection.
+    limiter: bool = True
+    window: int = 10
+    max_negative_share: float = 0.3
+    #: The intensity from which a memory counts as high (the offline analyzer files a non-task
+    #: turn of 61 or more as emotional).
+    high_intensity: int = 61
+    #: The mood shift (気分転換モード): in a negative session mood, resonance rewards positive
+    #: memories instead of negative ones, by ``shift_strength`` × the valence bonus.
+    shift: bool = False
+    shift_strength: float = 1.0
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Config(Record):
     """The whole configuration: one frozen section per table of ``config.toml``."""
 
@@ -336,6 +356,7 @@ class Config(Record):
     levels: LevelsConfig = field(default_factory=LevelsConfig)
     recall: RecallConfig = field(default_factory=RecallConfig)
     resonance: ResonanceConfig = field(default_factory=ResonanceConfig)
+    mood: MoodConfig = field(default_factory=MoodConfig)
     compression: CompressionConfig = field(default_factory=CompressionConfig)
     batch: BatchConfig = field(default_factory=BatchConfig)
     relations: RelationsConfig = field(default_factory=RelationsConfig)

@@ -251,6 +251,7 @@ class Kioku(Runtime, Mind, Sleep):
         session_id: str | None = None,
         mark: bool = True,
         at: datetime | None = None,
+        mood_shift: bool | None = None,
     ) -> RecallResult:
         """The memories that matter for ``query``, ranked, with the ``<memories>`` block.
 
@@ -259,8 +260,17 @@ class Kioku(Runtime, Mind, Sleep):
         emotion (the last memory remembered or recalled in it) adds emotional resonance.
         ``at`` recalls as of another moment (recency is measured from it). A ``session_id``
         that is not a storable id (blank, too long, control characters) raises ValidationError.
+        ``mood_shift`` turns the mood shift on or off for this recall (None: ``mood.shift``).
         """
-        return pipeline.recall(self, query, top_k=top_k, session_id=session_id, mark=mark, at=at)
+        return pipeline.recall(
+            self,
+            query,
+            top_k=top_k,
+            session_id=session_id,
+            mark=mark,
+            at=at,
+            mood_shift=mood_shift,
+        )
 
     def leave_traces(
         self, result: RecallResult, *, session_id: str | None = None, at: datetime | None = None

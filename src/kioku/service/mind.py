@@ -165,10 +165,12 @@ class Mind:
         session_id: str | None = None,
         mark: bool = True,
         max_chars: int | None = None,
+        mood_shift: bool | None = None,
     ) -> Priming:
         """What to inject before ``message`` (spec 001 priming): the sender's profile, recent
         activity, related knowledge, matching procedures and recalled episodes, each within
-        its share of the budget of the message's type."""
+        its share of the budget of the message's type. ``mood_shift`` turns the mood shift
+        on or off for this call (None: the ``mood.shift`` setting)."""
         from kioku.service.priming.prime import prime
 
         return prime(
@@ -179,6 +181,7 @@ class Mind:
             session_id=session_id,
             mark=mark,
             max_chars=max_chars,
+            mood_shift=mood_shift,
         )
 
     def activity(

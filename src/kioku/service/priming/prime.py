@@ -105,7 +105,12 @@ def _kinds_present(engine: Engine) -> set[str]:
 
 
 def _episodes(
-    engine: Engine, text: str, session_id: str | None, mark: bool, now: datetime
+    engine: Engine,
+    text: str,
+    session_id: str | None,
+    mark: bool,
+    now: datetime,
+    mood_shift: bool | None,
 ) -> tuple[list[Injected], list[str], RecallResult]:
     from kioku.service.recall.pipeline import run_recall
     from kioku.service.scope import scoped
@@ -119,6 +124,7 @@ def _episodes(
         now=now,
         session_id=session_id,
         mark=mark,
+        mood_shift=mood_shift,
     )
     items = [
         Injected(
@@ -148,9 +154,11 @@ def prime(
     max_chars: int | None = None,
     counter: TokenCounter | None = None,
     at: datetime | None = None,
+    mood_shift: bool | None = None,
 ) -> Priming:
     """Prime for ``message`` (see the module docstring). ``mark=False`` leaves no trace:
-    nothing is marked recalled and no event is logged."""
+    nothing is marked recalled and no event is logged. ``mood_shift`` turns the mood shift
+    of the episodes' recall on or off for this call (None: ``mood.shift``)."""
     from kioku.adapters.text.lexical import query_terms
     from kioku.core.tokens import make_counter
 
@@ -172,7 +180,7 @@ def prime(
     recall: RecallResult | None = None
     episodes: list[Injected] = []
     if text and kind is not MessageType.HEARTBEAT:
-        episodes, reasons, recall = _episodes(engine, text, session_id, mark, now)
+        episodes, reasons, recall = _episodes(engine, text, session_id, mark, now, mood_shift)
         found[Channel.EPISODES] = [
             Candidate(memory_line(e), why, item.memory.id)
             for e, why, item in zip(episodes, reasons, recall.items, strict=True)

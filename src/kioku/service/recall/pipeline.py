@@ -19,7 +19,11 @@
    a memory: an off-topic query recalls nothing.
 4. The spec's priority: ``retention × relevance × (1 + w·recall_count) + α·resonance·retention``
    with the session's current emotion orders the qualified memories; the threshold with its
-   top-k fallback among them.
+   top-k fallback among them. In a negative mood the mood shift (``mood.shift``) lets
+   resonance favour positive memories instead; the mood limiter (``mood.limiter``) gives
+   priority 0 to the negative high-intensity memories past their share of the owner's last
+   memories primed or recalled (:mod:`.balance`). Neither qualifies a memory, and neither
+   touches deliberate search.
 5. Related memories to ``relation_traversal_depth``, as companions of the chosen ones;
    recalled memories marked, archived ones asked to be revived; the session's current
    emotion becomes the top memory's.
@@ -33,7 +37,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from kioku.config.schema import Config
-from kioku.core.model import Memory
+from kioku.core.model import Memory, Valence
 from kioku.core.presets import effective_weights
 from kioku.core.recall import (
     Candidate,
@@ -45,10 +49,11 @@ from kioku.core.recall import (
 )
 from kioku.ports.embedder import Embedder, TextEmbedder
 from kioku.ports.store import MemoryFilter, ScoringFields, Store
+from kioku.service.recall.balance import rank_down
 from kioku.service.recall.mood import SessionMood, session_key
 from kioku.service.recall.results import Recalled, RecallResult, memories_block
 from kioku.service.recall.scoring import coverage_of, match_of, score_of, to_recalled
-from kioku.service.recall.traces import record_traces
+from kioku.service.recall.traces import log_recall, record_traces
 from kioku.service.scope import scoped
 from kioku.service.vectors import check_vector_model
 
@@ -74,6 +79,7 @@ def recall(
     session_id: str | None = None,
     mark: bool = True,
     at: datetime | None = None,
+    mood_shift: bool | None = None,
 ) -> RecallResult:
     """Recall for ``query`` in ``engine``'s scope (see :meth:`Kioku.recall`)."""
     if session_id:
@@ -91,26 +97,11 @@ def recall(
         top_k=top_k,
         session_id=session_id,
         mark=mark,
+        mood_shift=mood_shift,
     )
     if mark and result.items:
-        _log_recall(engine, result, session_id)
+        log_recall(engine, result, session_id)
     return result
-
-
-def _log_recall(engine: Engine, result: RecallResult, session_id: str | None) -> None:
-    """One ``memory_recall`` event naming what was recalled (the query is the turn's own)."""
-    from kioku.core.activity.events import EventType
-    from kioku.service.activity.log import log_events, make_event
-
-    event = make_event(
-        engine,
-        EventType.MEMORY_RECALL,
-        tool="recall",
-        memory_ids=[i.memory.id for i in result.items],
-        session_id=session_id,
-        summary=f"{len(result.items)} recalled",
-    )
-    log_events(engine, [event])
 
 
 def _context(
@@ -195,8 +186,10 @@ def run_recall(
     top_k: int | None = None,
     session_id: str | None = None,
     mark: bool = True,
+    mood_shift: bool | None = None,
 ) -> RecallResult:
-    """Recall for ``query`` (see the module docstring). ``mark=False`` leaves no trace."""
+    """Recall for ``query`` (see the module docstring). ``mark=False`` leaves no trace.
+    ``mood_shift`` turns the mood shift on or off for this recall (None: ``mood.shift``)."""
     text = query.strip()[:MAX_QUERY_CHARS]
     floor = config.retrieval.min_relevance
     if not text:
@@ -240,6 +233,8 @@ def run_recall(
     context, read = _context(store, fields, qualified, weights.context)
     mood = SessionMood.from_json(store.get_state(session_key(session_id))) if session_id else None
     past = mentions_the_past(text)
+    shift_on = config.mood.shift if mood_shift is None else mood_shift
+    shifted = shift_on and mood is not None and mood.emotion.valence is Valence.NEGATIVE
     scored = {
         key: score_of(
             f,
@@ -251,13 +246,20 @@ def run_recall(
             mood=mood,
             past=past,
             now=now,
+            shift=config.mood.shift_strength if shift_on else None,
         )
         | {"coverage": covered.get(key, 0.0)}
         for key, f in fields.items()
     }
+    limited = _limit(store, scope, config, fields, scored, context, read)
     chosen_ids = choose(
         [
-            Candidate(key, parts["coverage"], parts["final"], context.get(key, 0.0) > 0)
+            Candidate(
+                key,
+                parts["coverage"],
+                0.0 if key in limited else parts["final"],
+                context.get(key, 0.0) > 0,
+            )
             for key, parts in scored.items()
         ],
         top_k or config.retrieval.top_k,
@@ -273,9 +275,35 @@ def run_recall(
         if memory is not None
     ]
     items = chosen + _related(
-        store, chosen, config.relations.relation_traversal_depth, {i.memory.id for i in chosen}
+        store,
+        chosen,
+        config.relations.relation_traversal_depth,
+        {i.memory.id for i in chosen} | set(limited),
     )
     if mark and chosen:
         record_traces(store, chosen, session_id, now)
     block = memories_block(items, config.retrieval.budget_chars)
-    return RecallResult(query, tuple(items), block, floor)
+    return RecallResult(
+        query, tuple(items), block, floor, limited=limited, mood_shifted=bool(shifted)
+    )
+
+
+def _limit(
+    store: Store,
+    scope: MemoryFilter,
+    config: Config,
+    fields: dict[str, ScoringFields],
+    scored: dict[str, dict[str, float]],
+    context: dict[str, float],
+    read: dict[str, Memory],
+) -> tuple[str, ...]:
+    """The qualified candidates the mood limiter ranks down (``mood.limiter``): given
+    priority 0, they fall below the selection, and no relation brings them back."""
+    if not config.mood.limiter:
+        return ()
+    floor = config.retrieval.min_relevance
+    eligible = sorted(
+        (k for k, p in scored.items() if p["coverage"] >= floor or context.get(k, 0.0) > 0),
+        key=lambda k: (-scored[k]["final"], k),
+    )
+    return rank_down(store, scope, config.mood, fields, eligible, read)

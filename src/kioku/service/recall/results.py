@@ -59,6 +59,12 @@ class RecallResult(Record):
     #: The names the prompt mentions when no memory knows any of them: why nothing was
     #: recalled (``retrieval.require_known_names``); empty otherwise.
     unknown_names: tuple[str, ...] = ()
+    #: The qualified memories the mood limiter ranked below the selection (``[mood]``):
+    #: negative, of high intensity, past their share of the owner's last memories primed.
+    limited: tuple[str, ...] = ()
+    #: Whether the mood shift applied: it was on and the session's mood was negative, so
+    #: resonance favoured positive memories instead of negative ones.
+    mood_shifted: bool = False
 
 
 def memories_block(items: Sequence[Recalled], budget_chars: int) -> str:

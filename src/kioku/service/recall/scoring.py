@@ -8,6 +8,7 @@ from datetime import datetime
 
 from kioku.config.schema import Config
 from kioku.core.model import Memory
+from kioku.core.mood_balance import shifted_resonance
 from kioku.core.presets import RecallWeights
 from kioku.core.recall import EmotionState, Priority, coverage, priority, resonance, term_weight
 from kioku.ports.store import ScoringFields, Store
@@ -30,8 +31,12 @@ def score_of(
     mood: SessionMood | None,
     past: bool,
     now: datetime,
+    shift: float | None = None,
 ) -> dict[str, float]:
-    """Every component of one candidate's priority (the numeric fields of Recalled)."""
+    """Every component of one candidate's priority (the numeric fields of Recalled).
+
+    ``shift`` is the mood shift's strength when it is on (see
+    :func:`~kioku.core.mood_balance.shifted_resonance`), None when it is off."""
     relevance = min(1.0, match_of(similarity, lexical, weights) + context)
     age_days = max(0.0, (now - fields.created).total_seconds() / _SECONDS_PER_DAY)
     fresh = 0.5 ** (age_days / weights.recency_half_life_days)
@@ -42,11 +47,20 @@ def score_of(
     adjusted = relevance * recency * category_factor
     score = max(0.0, fields.retention_score)
     retention = 100.0 * (score / 100.0) ** weights.retention_exponent if score > 0 else 0.0
-    res = resonance(
-        mood.emotion if mood else None,
-        EmotionState(fields.valence, fields.arousal, fields.tags),
-        config.resonance,
+    current = mood.emotion if mood else None
+    emotion = EmotionState(fields.valence, fields.arousal, fields.tags)
+    shifted = (
+        None
+        if shift is None
+        else shifted_resonance(
+            current,
+            emotion,
+            valence_bonus=config.resonance.valence_match_bonus,
+            arousal_bonus=config.resonance.arousal_proximity_bonus,
+            strength=shift,
+        )
     )
+    res = resonance(current, emotion, config.resonance) if shifted is None else shifted
     parts: Priority = priority(
         adjusted,
         retention,

@@ -14,7 +14,7 @@ from kioku.service.recall.results import Recalled, RecallResult
 if TYPE_CHECKING:
     from kioku.service.engine import Engine
 
-__all__ = ["leave_traces", "record_traces"]
+__all__ = ["leave_traces", "log_recall", "record_traces"]
 
 
 def leave_traces(
@@ -25,11 +25,33 @@ def leave_traces(
     at: datetime | None = None,
 ) -> None:
     """What ``mark=True`` does, for a recall made with ``mark=False``: its chosen memories
-    (not those that came along as related) are marked and archived ones asked back."""
+    (not those that came along as related) are marked and archived ones asked back, and a
+    ``memory_recall`` event names what was recalled (what the mood monitor and limiter
+    read)."""
     store, now = engine.store, at or engine.clock.now()
     chosen = [i for i in result.items if i.via != "relation"]
     if chosen:
         record_traces(store, chosen, session_id, now)
+        log_recall(engine, result, session_id, now)
+
+
+def log_recall(
+    engine: Engine, result: RecallResult, session_id: str | None, at: datetime | None = None
+) -> None:
+    """One ``memory_recall`` event naming what was recalled (the query is the turn's own)."""
+    from kioku.core.activity.events import EventType
+    from kioku.service.activity.log import log_events, make_event
+
+    event = make_event(
+        engine,
+        EventType.MEMORY_RECALL,
+        tool="recall",
+        at=at,
+        memory_ids=[i.memory.id for i in result.items],
+        session_id=session_id,
+        summary=f"{len(result.items)} recalled",
+    )
+    log_events(engine, [event])
 
 
 def record_traces(

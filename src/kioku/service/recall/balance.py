@@ -1,0 +1,166 @@
+"""Mood balance (spec 000, 感情価による想起非対称性): the monitor and the limiter, read from
+the activity log.
+
+What was primed or recalled into a prompt is already recorded: every ``priming`` and
+``memory_recall`` event names the memories it brought. The monitor counts them per day by
+valence (:func:`mood_balance`); the limiter reads the owner's last ones to know how many
+negative high-intensity memories came in a row (:func:`rank_down`). The counts use each
+memory as it is now: an erased memory no longer counts.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import TYPE_CHECKING, Final
+
+from kioku.core.activity.events import EventType
+from kioku.core.model import Memory, Valence
+from kioku.core.mood_balance import DayBalance, is_heavy, limit, tally
+from kioku.ports.store import ActivityQuery, MemoryFilter, ScoringFields, Store
+from kioku.records import Record
+
+if TYPE_CHECKING:
+    from kioku.config.schema import MoodConfig
+    from kioku.service.engine import Engine
+
+__all__ = ["MoodBalance", "mood_balance", "rank_down"]
+
+#: The events that say what was brought into a prompt.
+PRIMED_TYPES: Final = (EventType.PRIMING.value, EventType.MEMORY_RECALL.value)
+#: The most days the monitor reports at once.
+MAX_DAYS: Final = 366
+
+
+def _ids(line: str) -> list[str]:
+    """The memory ids an event's JSON line names (none when it no longer parses)."""
+    try:
+        data = json.loads(line)
+    except ValueError:
+        return []
+    ids = data.get("memory_ids") if isinstance(data, dict) else None
+    return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
+
+
+def _emotions(store: Store, ids: Sequence[str]) -> dict[str, tuple[Valence, int]]:
+    found: dict[str, tuple[Valence, int]] = {}
+    unique = list(dict.fromkeys(ids))
+    for start in range(0, len(unique), 500):
+        for memory in store.get_many(unique[start : start + 500]):
+            found[memory.id] = (memory.emotional_valence, memory.emotional_intensity)
+    return found
+
+
+def recent_heavy(store: Store, scope: MemoryFilter, cfg: MoodConfig) -> list[bool]:
+    """Whether each of the owner's last ``cfg.window`` memories primed or recalled was
+    negative and of high intensity, oldest first."""
+    rows = store.read_activity(
+        ActivityQuery(
+            user_id=scope.user_id,
+            agent_id=scope.agent_id,
+            types=PRIMED_TYPES,
+            limit=cfg.window,
+        )
+    )
+    ids = [i for row in rows for i in _ids(row.line)][-cfg.window :]
+    known = _emotions(store, ids)
+    return [i in known and is_heavy(*known[i], cfg.high_intensity) for i in ids]
+
+
+def rank_down(
+    store: Store,
+    scope: MemoryFilter,
+    cfg: MoodConfig,
+    fields: Mapping[str, ScoringFields],
+    ranked: Sequence[str],
+    read: Mapping[str, Memory],
+) -> tuple[str, ...]:
+    """The candidates the limiter ranks down: ``ranked`` holds the eligible candidates best
+    first; a negative one is read (unless in ``read``) for its intensity."""
+    negative = [key for key in ranked if fields[key].valence is Valence.NEGATIVE]
+    if not negative:
+        return ()
+    intensity = {key: read[key].emotional_intensity for key in negative if key in read}
+    missing = [key for key in negative if key not in intensity]
+    intensity |= {key: value for key, (_, value) in _emotions(store, missing).items()}
+    heavy = {key for key in negative if intensity.get(key, 0) >= cfg.high_intensity}
+    if not heavy:
+        return ()
+    history = recent_heavy(store, scope, cfg)
+    decided = limit(
+        history,
+        [(key, key in heavy) for key in ranked],
+        window=cfg.window,
+        share=cfg.max_negative_share,
+    )
+    return decided.demoted
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class MoodBalance(Record):
+    """The monitor: per day, oldest first, what was primed or recalled, by valence."""
+
+    user_id: str
+    agent_id: str
+    days: tuple[DayBalance, ...]
+    high_intensity: int
+    limiter: bool
+    window: int
+    max_negative_share: float
+    shift: bool
+
+    def as_dict(self) -> dict[str, object]:
+        total = sum(d.total for d in self.days)
+        negative = sum(d.negative for d in self.days)
+        heavy = sum(d.heavy for d in self.days)
+        return {
+            "user_id": self.user_id,
+            "agent_id": self.agent_id,
+            "high_intensity": self.high_intensity,
+            "limiter": self.limiter,
+            "window": self.window,
+            "max_negative_share": self.max_negative_share,
+            "shift": self.shift,
+            "total": total,
+            "negative_share": round(negative / total, 4) if total else None,
+            "high_intensity_share": round(heavy / total, 4) if total else None,
+            "days": [d.as_dict() for d in self.days],
+        }
+
+
+def mood_balance(engine: Engine, days: int = 7) -> MoodBalance:
+    """What was primed or recalled for ``engine``'s owner on each of the last ``days`` days
+    (today included), by valence. ``days`` is 1 to 366."""
+    from kioku.errors import ValidationError
+
+    if not isinstance(days, int) or isinstance(days, bool) or not 1 <= days <= MAX_DAYS:
+        raise ValidationError("days", days, f"a whole number of days from 1 to {MAX_DAYS}")
+    cfg = engine.config.mood
+    now = engine.clock.now()
+    start = now.replace(hour=0, minute=0, second=0, microsecond=0) - timedelta(days=days - 1)
+    rows = engine.store.read_activity(
+        ActivityQuery(
+            user_id=engine.user_id, agent_id=engine.agent_id, since=start, types=PRIMED_TYPES
+        )
+    )
+    per_day: dict[str, list[str]] = {}
+    for row in rows:
+        per_day.setdefault(row.day, []).extend(_ids(row.line))
+    known = _emotions(engine.store, [i for ids in per_day.values() for i in ids])
+    labels = [(start + timedelta(days=n)).date().isoformat() for n in range(days)]
+    balances = tuple(
+        tally(day, (known[i] for i in per_day.get(day, ()) if i in known), cfg.high_intensity)
+        for day in labels
+    )
+    return MoodBalance(
+        engine.user_id,
+        engine.agent_id,
+        balances,
+        cfg.high_intensity,
+        cfg.limiter,
+        cfg.window,
+        cfg.max_negative_share,
+        cfg.shift,
+    )
