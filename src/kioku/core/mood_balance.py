@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 
 from kioku.core.model import Valence
@@ -60,6 +61,7 @@ def limit(
     *,
     window: int,
     share: float,
+    spared: AbstractSet[str] = frozenset(),
 ) -> Limited:
     """Rank down the heavy candidates that would put more than ``heavy_cap(window, share)``
     heavy memories in any ``window`` memories in a row.
@@ -69,7 +71,8 @@ def limit(
     are taken in that order: a heavy one is kept when, with it, the last ``window`` memories
     (history and the candidates kept so far) hold at most the cap; otherwise it is ranked
     down. Kept candidates keep their order, followed by the ranked-down ones in theirs.
-    Light candidates are never ranked down."""
+    Light candidates are never ranked down, nor those in ``spared`` (what the prompt asks
+    for by name), which count in the window all the same."""
     if window < 1:
         raise ValueError("window must be at least 1")
     cap = heavy_cap(window, share)
@@ -77,7 +80,11 @@ def limit(
     kept: list[str] = []
     demoted: list[str] = []
     for key, heavy in ranked:
-        if heavy and sum(recent[-(window - 1) :] if window > 1 else []) + 1 > cap:
+        if (
+            heavy
+            and key not in spared
+            and sum(recent[-(window - 1) :] if window > 1 else []) + 1 > cap
+        ):
             demoted.append(key)
             continue
         kept.append(key)

@@ -30,6 +30,8 @@ __all__ = ["MoodBalance", "mood_balance", "rank_down"]
 
 #: The events that say what was brought into a prompt.
 PRIMED_TYPES: Final = (EventType.PRIMING.value, EventType.MEMORY_RECALL.value)
+#: The coverage from which the best-covering candidates count as what a prompt asks for.
+_ASKED_COVERAGE: Final = 0.5
 #: The most days the monitor reports at once.
 MAX_DAYS: Final = 366
 
@@ -76,9 +78,12 @@ def rank_down(
     fields: Mapping[str, ScoringFields],
     ranked: Sequence[str],
     read: Mapping[str, Memory],
+    coverage: Mapping[str, float],
 ) -> tuple[str, ...]:
     """The candidates the limiter ranks down: ``ranked`` holds the eligible candidates best
-    first; a negative one is read (unless in ``read``) for its intensity."""
+    first; a negative one is read (unless in ``read``) for its intensity. The candidate the
+    prompt singles out (the only one with the best ``coverage``) is spared: a question about
+    one painful memory still finds it."""
     negative = [key for key in ranked if fields[key].valence is Valence.NEGATIVE]
     if not negative:
         return ()
@@ -94,8 +99,21 @@ def rank_down(
         [(key, key in heavy) for key in ranked],
         window=cfg.window,
         share=cfg.max_negative_share,
+        spared=_asked(ranked, coverage),
     )
     return decided.demoted
+
+
+def _asked(ranked: Sequence[str], coverage: Mapping[str, float]) -> frozenset[str]:
+    """The one candidate the prompt singles out: the only one with the best coverage, when
+    that is a real match (at least half the query's weight). None when several share the
+    best coverage (a prompt about a topic, not about one memory)."""
+    best = sorted(((coverage.get(key, 0.0), key) for key in ranked), reverse=True)[:2]
+    if not best or best[0][0] < _ASKED_COVERAGE:
+        return frozenset()
+    if len(best) == 2 and best[1][0] >= best[0][0] - 1e-9:
+        return frozenset()
+    return frozenset({best[0][1]})
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

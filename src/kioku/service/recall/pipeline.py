@@ -298,7 +298,8 @@ def _limit(
     read: dict[str, Memory],
 ) -> tuple[str, ...]:
     """The qualified candidates the mood limiter ranks down (``mood.limiter``): given
-    priority 0, they fall below the selection, and no relation brings them back."""
+    priority 0, they fall below the selection, and no relation brings them back. The one
+    the prompt singles out is spared (see :func:`~.balance.rank_down`)."""
     if not config.mood.limiter:
         return ()
     floor = config.retrieval.min_relevance
@@ -306,4 +307,5 @@ def _limit(
         (k for k, p in scored.items() if p["coverage"] >= floor or context.get(k, 0.0) > 0),
         key=lambda k: (-scored[k]["final"], k),
     )
-    return rank_down(store, scope, config.mood, fields, eligible, read)
+    coverage = {key: scored[key]["coverage"] for key in eligible}
+    return rank_down(store, scope, config.mood, fields, eligible, read, coverage)
