@@ -13,11 +13,11 @@ the garden?") and about one memory: its topic and detail words name it, its rele
 (half of these a positive memory, a quarter a mildly negative one, a quarter a negative
 intense one). Each prompt is primed (spec 001) as the hooks do, marking what it brings.
 
-Three runs on fresh stores with the same data: the safeguards off (no limiter, no shift), the
-limiter alone (the default ``[mood]``), and the limiter with the mood shift. Reported per day:
-the negative share and the negative high-intensity share of what was primed (from ``kioku
-stats``' monitor, :func:`kioku.service.recall.balance.mood_balance`), and overall the share of
-prompts whose relevant memory was primed, also for positive and for negative relevant memories.
+Four runs on fresh stores with the same data: the safeguards off (no limiter, no shift), the
+mood shift alone, the limiter alone (the default ``[mood]``), and the limiter with the shift.
+Reported per day: the negative share and the negative high-intensity share of what was primed
+(from ``kioku stats``' monitor, :func:`kioku.service.recall.balance.mood_balance`), and overall
+the share of prompts whose relevant memory was primed, also per tone of that memory.
 """
 
 from __future__ import annotations
@@ -69,6 +69,7 @@ HEAVY = (
 SYLLABLES = [c + v for c in "bdfgklmnprstvz" for v in "aeiou"]
 CONFIGS = {
     "off": MoodConfig(limiter=False, shift=False),
+    "shift": MoodConfig(limiter=False, shift=True),
     "limiter": MoodConfig(),
     "limiter+shift": MoodConfig(shift=True),
 }
