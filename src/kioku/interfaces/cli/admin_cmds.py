@@ -136,9 +136,16 @@ def _echo_cost(cost: dict[str, Any]) -> None:
 @click.command("stats")
 @click.option("--cost", is_flag=True, help="Add token usage and cost of paid providers.")
 @click.option("--since", metavar="ISO", help="With --cost: count only usage since this time.")
+@click.option(
+    "--days",
+    type=click.IntRange(1, 366),
+    default=7,
+    show_default=True,
+    help="Days of the mood balance to show (1-366).",
+)
 @json_option
 @click.pass_obj
-def stats_cmd(state: CliState, cost: bool, since: str | None, as_json: bool) -> None:
+def stats_cmd(state: CliState, cost: bool, since: str | None, days: int, as_json: bool) -> None:
     """Count memories per level and category; show protection and database size.
 
     Also the lifecycle metrics of spec 004: memory_compression_rate, (original size −
@@ -148,6 +155,10 @@ def stats_cmd(state: CliState, cost: bool, since: str | None, as_json: bool) -> 
     memories against its target (compression.level1_ratio ...), and where the nightly batch
     stands: its last day, when it last ran and whether it is overdue.
 
+    The mood balance of the last --days days: per day, how many of the memories primed or
+    recalled into a prompt were positive, neutral, negative, and negative with an intensity
+    of at least mood.high_intensity, with the negative share (from the activity log).
+
     With --cost, also the tokens used by LLM and embedding providers and what they cost
     at the configured prices, per purpose as in the spec's cost table.
     """
@@ -155,6 +166,7 @@ def stats_cmd(state: CliState, cost: bool, since: str | None, as_json: bool) -> 
     from kioku.core.lifecycle.plan import archive_share
     from kioku.service.lifecycle.schedule import batch_status
     from kioku.service.lifecycle.simulate_checks import count_levels
+    from kioku.service.recall.balance import mood_balance
 
     with state.open() as kioku:
         since_at = parse_time_option(since, kioku.clock.tz, "--since")
@@ -167,6 +179,7 @@ def stats_cmd(state: CliState, cost: bool, since: str | None, as_json: bool) -> 
         kioku_config = kioku.config
         squeezed = compression_stats(kioku.lifecycle_log(events=["compress", "delete"]))
         lifecycle = kioku.lifecycle()
+        balance = mood_balance(kioku, days).as_dict()
     s = stats.store
     rate = squeezed.rate
     targets = {
@@ -198,6 +211,7 @@ def stats_cmd(state: CliState, cost: bool, since: str | None, as_json: bool) -> 
         "ratio_min_memories": compression.ratio_min_memories,
         "batch": batch.to_dict(),
         "lifecycle": lifecycle,
+        "mood_balance": balance,
     }
     if cost_data is not None:
         data["cost"] = cost_data
@@ -215,10 +229,43 @@ def stats_cmd(state: CliState, cost: bool, since: str | None, as_json: bool) -> 
     click.echo(f"protected   {s.protected} of at most {stats.max_protected}")
     click.echo(f"revivals    {s.revival_requested} requested")
     _echo_lifecycle(data)
+    _echo_mood(balance)
     where = db_path or "PostgreSQL (store.url)"
     click.echo(f"database    {where}  ({_human_size(s.size_bytes)})")
     if cost_data is not None:
         _echo_cost(cost_data)
+
+
+def _echo_mood(mood: dict[str, Any]) -> None:
+    """The mood balance per day, and how the safeguards are set."""
+
+    def share(value: float | None) -> str:
+        return "-" if value is None else f"{value:.0%}"
+
+    click.echo(
+        f"mood balance, memories primed or recalled (negative intense: intensity >= "
+        f"{mood['high_intensity']}):"
+    )
+    rows = [
+        [
+            d["day"],
+            str(d["positive"]),
+            str(d["neutral"]),
+            str(d["negative"]),
+            str(d["negative_high_intensity"]),
+            share(d["negative_share"]),
+        ]
+        for d in mood["days"]
+    ]
+    rows.append(["all", "", "", "", "", share(mood["negative_share"])])
+    heads = ["DAY", "POSITIVE", "NEUTRAL", "NEGATIVE", "NEG. INTENSE", "NEGATIVE SHARE"]
+    click.echo(table(heads, rows))
+    limiter = (
+        f"at most {mood['max_negative_share']:.0%} negative intense in {mood['window']} in a row"
+        if mood["limiter"]
+        else "off"
+    )
+    click.echo(f"limiter     {limiter}; mood shift {'on' if mood['shift'] else 'off'}")
 
 
 def _echo_lifecycle(data: dict[str, Any]) -> None:
