@@ -77,6 +77,7 @@ def seeded(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "--tags",
         "joy,pride",
     )
+    assert kioku(home, "prime", "What happened to my dog Koro?", "--mark", env=ENV).returncode == 0
     ids["forget"] = _add(home, "Parked on level 3 of the garage", "Slot 3-B.", 20, "casual")
     ids["hostile"] = _add(
         home, "<b>bold</b> <script>alert(1)</script>\x07", "x\x1b[2J", 30, "casual"
@@ -266,6 +267,12 @@ def test_timeline_and_stats_render(page: Any) -> None:
     kinds = page.locator("#kinds-title").locator("xpath=..").inner_text()
     assert "knowledge" in kinds
     assert "procedure" in kinds
+    # The mood balance: a week of days, today's with the grief primed by the seed.
+    days = page.locator("table#mood tbody tr")
+    assert days.count() == 7
+    today = days.nth(6).locator("td").all_inner_texts()
+    assert int(today[2]) >= 1
+    assert page.locator("table#mood tbody tr").nth(0).locator("td").last.inner_text() == "–"
 
 
 def test_simulate_runs_and_charts_the_levels(page: Any) -> None:

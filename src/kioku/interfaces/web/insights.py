@@ -23,6 +23,8 @@ __all__ = ["routes"]
 MAX_ROWS: Final = 1000
 DAY_CHOICES: Final = (1, 7, 30, 90, 365)
 _SNIPPET: Final = 240
+#: The days of mood balance the statistics page shows.
+MOOD_DAYS: Final = 7
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +89,8 @@ def _timeline(k: Kioku, days: int) -> dict[str, Any]:
 
 
 def _stats(k: Kioku) -> dict[str, Any]:
+    from kioku.service.recall.balance import mood_balance
+
     s = k.stats()
     store = s.store
     levels = [(f"L{n} {Level.NAMES[n]}", store.by_level.get(n, 0)) for n in (1, 2, 3, 4)]
@@ -98,6 +102,7 @@ def _stats(k: Kioku) -> dict[str, Any]:
     kinds += [(kind, n) for kind, n in sorted(store.by_kind.items()) if kind not in dict(kinds)]
     return {
         "s": s,
+        "mood": mood_balance(k, MOOD_DAYS),
         "charts": [
             ("levels", "Episodes per level", bar_chart(levels)),
             ("categories", "Episodes per category", bar_chart(categories)),
