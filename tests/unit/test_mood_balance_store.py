@@ -16,6 +16,7 @@ from kioku import Kioku
 from kioku.adapters.clock import FixedClock
 from kioku.config.schema import MoodConfig
 from kioku.core.model import Memory, Valence
+from kioku.core.priming.budget import Channel
 from kioku.errors import ValidationError
 from kioku.service.recall.balance import mood_balance
 from kioku.service.recall.mood import SessionMood, session_key
@@ -106,6 +107,10 @@ def test_a_low_mood_run_stays_within_the_limit_and_the_monitor_counts_it(
     assert result.limited
     found = {f.memory.id for f in k.search_memory(TOPIC, top_k=20).items}
     assert set(result.limited) <= found
+    again = k.prime(f"How is the {TOPIC}?", session_id=SESSION, mark=False)
+    episodes = next(f for f in again.channels if f.channel is Channel.EPISODES)
+    assert episodes.reasons
+    assert all("mood limiter ranked" in why for why in episodes.reasons)
     # The memory a prompt singles out is primed even when the limit is reached.
     asked = k.prime(f"the {TOPIC} and the gale?", session_id=SESSION, mark=False)
     assert memories["gale"].id in asked.memory_ids

@@ -136,8 +136,13 @@ def _episodes(
         )
         for i in result.items
     ]
+    notes = ""
+    if result.limited:
+        notes += f"; mood limiter ranked {len(result.limited)} negative intense down"
+    if result.mood_shifted:
+        notes += "; mood shift"
     reasons = [
-        f"recalled: final {i.final:.2f}" if i.via is None else f"recalled via {i.via}"
+        (f"recalled: final {i.final:.2f}" if i.via is None else f"recalled via {i.via}") + notes
         for i in result.items
     ]
     return items, reasons, result
