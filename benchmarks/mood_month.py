@@ -25,8 +25,10 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import statistics
 import sys
 import tempfile
+import time
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -142,6 +144,7 @@ def run(plan: dict[str, Any], mood: MoodConfig, home: Path) -> dict[str, Any]:
     """One month on a fresh store with ``mood`` as the ``[mood]`` section."""
     clock = FixedClock(START - timedelta(days=1))
     hits = {"positive": [0, 0], "mild": [0, 0], "heavy": [0, 0]}
+    took: list[float] = []
     with Kioku.open(home, clock=clock, env={}) as kioku:
         kioku.config = replace(kioku.config, mood=mood)
         ids: dict[str, str] = {}
@@ -159,6 +162,7 @@ def run(plan: dict[str, Any], mood: MoodConfig, home: Path) -> dict[str, Any]:
             for m in turns["asked"]:
                 # The user stays low: each prompt comes after another such turn.
                 kioku.store.set_state(session_key(session), SessionMood.of(low).to_json())
+                started = time.perf_counter()
                 if isinstance(m, str):
                     kioku.prime(f"How are things with the {TOPICS[m]}?", session_id=session)
                 else:
@@ -167,6 +171,7 @@ def run(plan: dict[str, Any], mood: MoodConfig, home: Path) -> dict[str, Any]:
                     )
                     hits[m["tone"]][0] += ids[m["detail"]] in primed.memory_ids
                     hits[m["tone"]][1] += 1
+                took.append(time.perf_counter() - started)
                 clock.advance(timedelta(minutes=20))
         balance = mood_balance(kioku, len(plan["month"]))
     days = balance.as_dict()["days"]
@@ -187,6 +192,7 @@ def run(plan: dict[str, Any], mood: MoodConfig, home: Path) -> dict[str, Any]:
         "high_intensity_share": balance.as_dict()["high_intensity_share"],
         "relevant_recall": round(found / asked, 4),
         "relevant_recall_by_tone": {k: round(h[0] / h[1], 4) for k, h in hits.items() if h[1]},
+        "prime_ms_median": round(1000 * statistics.median(took), 1),
         "worst_day_high_intensity_share": max(
             (d["high_intensity_share"] for d in days if d["high_intensity_share"] is not None),
             default=None,
@@ -194,11 +200,40 @@ def run(plan: dict[str, Any], mood: MoodConfig, home: Path) -> dict[str, Any]:
     }
 
 
+def latency(home: Path, count: int, days: int) -> dict[str, float]:
+    """Median milliseconds of a prime (nothing marked) about a topic in a low mood, on the
+    store a month left, with the limiter on and off in turn (the same load for both)."""
+    clock = FixedClock(START + timedelta(days=days))
+    took: dict[str, list[float]] = {"on": [], "off": []}
+    topics = sorted(TOPICS)
+    with Kioku.open(home, clock=clock, env={}) as kioku:
+        low = max(kioku.list(limit=100_000), key=lambda m: (m.emotional_intensity, m.id))
+        kioku.store.set_state(session_key("latency"), SessionMood.of(low).to_json())
+        for n in range(2 * count):
+            mode = ("on", "off")[(n + n // 2) % 2]
+            kioku.config = replace(kioku.config, mood=MoodConfig(limiter=mode == "on"))
+            started = time.perf_counter()
+            kioku.prime(
+                f"How are things with the {TOPICS[topics[n % 12]]}?",
+                mark=False,
+                session_id="latency",
+            )
+            took[mode].append(time.perf_counter() - started)
+    return {mode: round(1000 * statistics.median(values), 2) for mode, values in took.items()}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--days", type=int, default=30)
     parser.add_argument("--prompts", type=int, default=8)
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--latency",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also time N primes on the month's store with the limiter on and off, in turn",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     plan = _plan(args.seed, args.days, args.prompts)
@@ -206,9 +241,12 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for name, mood in CONFIGS.items():
             results[name] = run(plan, mood, Path(tmp) / name)
+        if args.latency:
+            results["latency_ms"] = latency(Path(tmp) / "limiter", args.latency, len(plan["month"]))
     if args.json:
         print(json.dumps(results, indent=2))
         return 0
+    timing = results.pop("latency_ms", None)
     names = list(results)
     print("day         " + "  ".join(f"{n:>22}" for n in names))
     print("            " + "  ".join(f"{'negative  neg.intense':>22}" for _ in names))
@@ -227,6 +265,12 @@ def main() -> int:
             f"{n:<14} negative {r['negative_share']:.1%}  negative intense "
             f"{r['high_intensity_share']:.1%} (worst day {r['worst_day_high_intensity_share']:.0%})"
             f"  relevant memory primed {r['relevant_recall']:.1%} ({tones})"
+            f"  prime median {r['prime_ms_median']} ms"
+        )
+    if timing:
+        print(
+            f"prime median on the month's store: limiter on {timing['on']} ms, "
+            f"off {timing['off']} ms"
         )
     return 0
 
