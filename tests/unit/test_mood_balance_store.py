@@ -153,3 +153,14 @@ def test_the_monitor_refuses_a_bad_number_of_days(
     k, _, _ = low
     with pytest.raises(ValidationError, match="days"):
         mood_balance(k, 0)
+
+
+def test_traces_left_after_a_recall_are_counted_by_the_monitor(
+    low: tuple[Kioku, dict[str, Memory], FixedClock],
+) -> None:
+    k, _, _ = low
+    result = k.recall(f"How is the {TOPIC}?", mark=False)
+    assert result.items
+    assert mood_balance(k, 1).days[-1].total == 0
+    k.leave_traces(result)
+    assert mood_balance(k, 1).days[-1].total == len(result.items)

@@ -27,12 +27,13 @@ def leave_traces(
     """What ``mark=True`` does, for a recall made with ``mark=False``: its chosen memories
     (not those that came along as related) are marked and archived ones asked back, and a
     ``memory_recall`` event names what was recalled (what the mood monitor and limiter
-    read)."""
+    read), in one transaction."""
     store, now = engine.store, at or engine.clock.now()
     chosen = [i for i in result.items if i.via != "relation"]
     if chosen:
-        record_traces(store, chosen, session_id, now)
-        log_recall(engine, result, session_id, now)
+        with store.atomic():
+            record_traces(store, chosen, session_id, now)
+            log_recall(engine, result, session_id, now)
 
 
 def log_recall(
