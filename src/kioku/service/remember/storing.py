@@ -156,22 +156,24 @@ def prepare_turn(
 def store_turn(engine: Engine, turn: PreparedTurn) -> RememberedTurn:
     """Store a prepared turn: an exact duplicate already stored (or an erased source) is
     returned as known; a turn that asks for protection while the cap is reached is stored
-    unprotected, with a warning. Runs in the caller's transaction, if any."""
+    unprotected, with a warning. One transaction (the caller's, if any): the memory, the
+    session's mood, the activity log lines and the profile it teaches are kept together or
+    not at all."""
+    from kioku.service.kinds.profiles import learn_from_turn
     from kioku.service.recall.mood import SessionMood, session_key
 
-    try:
-        stored, known = _store(engine, turn.memory, generated_id=True, dedupe=True)
-    except ProtectionLimitError as exc:
-        warn(engine, f"stored without protection: {exc}")
-        unprotected = replace(turn.memory, protected=False)
-        stored, known = _store(engine, unprotected, generated_id=True, dedupe=True)
-    if turn.session_id:
-        engine.store.set_state(session_key(turn.session_id), SessionMood.of(stored).to_json())
-    if not known:
-        _log_turn(engine, stored, turn)
-        from kioku.service.kinds.profiles import learn_from_turn
-
-        learn_from_turn(engine, stored, text=turn.user or None, claims=list(turn.claims))
+    with engine.store.atomic():
+        try:
+            stored, known = _store(engine, turn.memory, generated_id=True, dedupe=True)
+        except ProtectionLimitError as exc:
+            warn(engine, f"stored without protection: {exc}")
+            unprotected = replace(turn.memory, protected=False)
+            stored, known = _store(engine, unprotected, generated_id=True, dedupe=True)
+        if turn.session_id:
+            engine.store.set_state(session_key(turn.session_id), SessionMood.of(stored).to_json())
+        if not known:
+            _log_turn(engine, stored, turn)
+            learn_from_turn(engine, stored, text=turn.user or None, claims=list(turn.claims))
     return RememberedTurn(stored, turn.analysis, known=known)
 
 
