@@ -4,6 +4,7 @@ asks for, and the monitor counts what was primed."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -20,6 +21,7 @@ from kioku.core.priming.budget import Channel
 from kioku.errors import ValidationError
 from kioku.service.recall.balance import mood_balance
 from kioku.service.recall.mood import SessionMood, session_key
+from tests.postgres_server import admin, postgres_url  # noqa: F401 (a fixture)
 
 TOKYO = ZoneInfo("Asia/Tokyo")
 NOW = datetime(2026, 3, 10, 9, 0, tzinfo=TOKYO)
@@ -64,6 +66,25 @@ def low(tmp_path: Path) -> Iterator[tuple[Kioku, dict[str, Memory], FixedClock]]
         yield k, _stock(k), clock
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def low_any(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> Iterator[tuple[Kioku, dict[str, Memory], FixedClock]]:
+    """``low`` on either store: PostgreSQL in a schema of the test's own."""
+    env: dict[str, str] = {}
+    schema = "mood_" + hashlib.blake2b(str(tmp_path).encode(), digest_size=8).hexdigest()
+    if request.param == "postgres":
+        env = {"KIOKU_STORE_URL": request.getfixturevalue("postgres_url")}
+        env["KIOKU_STORE__SCHEMA"] = schema
+    clock = FixedClock(NOW)
+    try:
+        with Kioku.open(tmp_path / "home", clock=clock, env=env) as k:
+            yield k, _stock(k), clock
+    finally:
+        if request.param == "postgres":
+            admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
 def _low_mood(k: Kioku, memory: Memory) -> None:
     k.store.set_state(session_key(SESSION), SessionMood.of(memory).to_json())
 
@@ -87,9 +108,9 @@ def _heavy(memories: dict[str, Memory], ids: list[str]) -> list[bool]:
 
 
 def test_a_low_mood_run_stays_within_the_limit_and_the_monitor_counts_it(
-    low: tuple[Kioku, dict[str, Memory], FixedClock],
+    low_any: tuple[Kioku, dict[str, Memory], FixedClock],
 ) -> None:
-    k, memories, clock = low
+    k, memories, clock = low_any
     cfg = k.config.mood
     heavy = _heavy(memories, _primed_run(k, memories, clock, 6))
     assert len(heavy) >= 20
