@@ -75,3 +75,40 @@ def test_stats_refuses_a_bad_number_of_days(kioku: Run) -> None:
     assert bad.code == 2
     assert "--days" in bad.err
     assert "1<=x<=366" in bad.err
+
+
+def test_recall_reports_the_limiter_and_takes_the_mood_shift(kioku: Run, home: Path) -> None:
+    """``kioku recall`` in a low mood: --json lists what the limiter ranked down and whether
+    the mood shift applied; --mood-shift turns it on for one call; --explain says both."""
+    from tests.unit.test_mood_balance_store import NOW, SESSION, TOPIC, _low_mood, _stock
+
+    clock = FixedClock(NOW)
+    with Kioku.open(home, clock=clock, env={}) as k:
+        memories = _stock(k)
+        for _ in range(4):  # enough primed in a row for the limiter to act
+            _low_mood(k, memories["storm"])
+            k.prime(f"How is the {TOPIC}?", session_id=SESSION)
+        _low_mood(k, memories["storm"])
+    query = f"How is the {TOPIC}?"
+    plain = kioku("recall", query, "--session", SESSION, "--no-mark", "--json").json()
+    assert plain["limited"]
+    assert plain["mood_shifted"] is False
+    by_id = {m.id: m for m in memories.values()}
+    assert all(by_id[i].emotional_intensity >= 61 for i in plain["limited"])
+    assert not set(plain["limited"]) & {r["id"] for r in plain["results"]}
+
+    shifted = kioku(
+        "recall", query, "--session", SESSION, "--no-mark", "--mood-shift", "--json"
+    ).json()
+    assert shifted["mood_shifted"] is True
+    off = kioku(
+        "recall", query, "--session", SESSION, "--no-mark", "--no-mood-shift", "--json"
+    ).json()
+    assert off["mood_shifted"] is False
+
+    explained = kioku(
+        "recall", query, "--session", SESSION, "--no-mark", "--mood-shift", "--explain"
+    )
+    assert explained.code == 0, explained.err
+    assert "mood limiter:" in explained.err
+    assert "mood shift:" in explained.err

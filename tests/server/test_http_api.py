@@ -189,6 +189,7 @@ def test_recall_prime_and_search(client: httpx.Client) -> None:
     recalled = _ok(client.post("v1/recall", json={"query": "How is Biscuit the dog?"}))
     assert turn["id"] in [r["id"] for r in recalled["results"]]
     assert "Biscuit" in recalled["block"]
+    assert (recalled["limited"], recalled["mood_shifted"]) == ([], False)
     primed = _ok(client.post("v1/prime", json={"message": "Should I walk Biscuit today?"}))
     assert turn["id"] in primed["memory_ids"]
     assert "Biscuit" in primed["block"]
@@ -197,6 +198,13 @@ def test_recall_prime_and_search(client: httpx.Client) -> None:
     created = _ok(client.get(f"v1/memories/{turn['id']}"))["created"]
     later = client.post("v1/search", json={"query": "Biscuit", "until": created})
     assert turn["id"] not in [r["id"] for r in _ok(later)["results"]]
+    # The mood shift, turned on for one recall, applies in a session whose mood is negative.
+    sad = {"user": "Biscuit is sick and I feel terrible and hopeless", "session_id": "low"}
+    _ok(client.post("v1/turns", json=sad), 201)
+    asked = {"query": "How is Biscuit the dog?", "session_id": "low", "mark": False}
+    assert _ok(client.post("v1/recall", json=asked | {"mood_shift": True}))["mood_shifted"]
+    assert not _ok(client.post("v1/recall", json=asked))["mood_shifted"]
+    assert client.post("v1/recall", json=asked | {"mood_shift": "yes"}).status_code == 422
 
 
 def test_profiles(client: httpx.Client) -> None:

@@ -60,6 +60,8 @@ def _result_json(result: RecallResult, *, full: bool) -> dict[str, Any]:
         "query": result.query,
         "min_relevance": result.floor,
         "unknown_names": list(result.unknown_names),
+        "limited": list(result.limited),
+        "mood_shifted": result.mood_shifted,
         "results": [_item(i, full=full) for i in result.items],
         "block": result.block,
     }
@@ -78,6 +80,12 @@ def _result_json(result: RecallResult, *, full: bool) -> dict[str, Any]:
     help='A file (or -) of {"query": ..., "at": ...} lines: one JSON result per line.',
 )
 @click.option("--no-mark", is_flag=True, help="Do not mark the memories as recalled.")
+@click.option(
+    "--mood-shift/--no-mood-shift",
+    default=None,
+    help="Turn the mood shift on or off for this recall (default: [mood] shift): in a "
+    "negative session mood, resonance favours positive memories.",
+)
 @json_option
 @click.pass_obj
 def recall_cmd(
@@ -88,6 +96,7 @@ def recall_cmd(
     explain: bool,
     queries: IO[str] | None,
     no_mark: bool,
+    mood_shift: bool | None,
     as_json: bool,
 ) -> None:
     """Find the memories that matter for QUERY and print the <memories> block.
@@ -111,7 +120,12 @@ def recall_cmd(
             def answer(number: int, record: dict[str, Any]) -> dict[str, Any]:
                 at = parse_time_option(record.get("at"), kioku.clock.tz, f"--queries line {number}")
                 result = kioku.recall(
-                    record["query"], top_k=top_k, session_id=session_id, mark=not no_mark, at=at
+                    record["query"],
+                    top_k=top_k,
+                    session_id=session_id,
+                    mark=not no_mark,
+                    at=at,
+                    mood_shift=mood_shift,
                 )
                 out = _result_json(result, full=False)
                 out.pop("block")
@@ -120,7 +134,9 @@ def recall_cmd(
             answer_jsonl(queries, "query", ("at",), answer)
             return
         assert query is not None
-        result = kioku.recall(query, top_k=top_k, session_id=session_id, mark=not no_mark)
+        result = kioku.recall(
+            query, top_k=top_k, session_id=session_id, mark=not no_mark, mood_shift=mood_shift
+        )
     if as_json:
         echo_json(_result_json(result, full=True))
         return
@@ -142,6 +158,18 @@ def recall_cmd(
         return
     click.echo(result.block)
     if explain:
+        if result.limited:
+            click.echo(
+                f"mood limiter: {len(result.limited)} negative intense memor"
+                f"{'y' if len(result.limited) == 1 else 'ies'} ranked down "
+                f"({', '.join(result.limited)}; [mood] limiter)",
+                err=True,
+            )
+        if result.mood_shifted:
+            click.echo(
+                "mood shift: the session's mood is negative; resonance favoured positive memories",
+                err=True,
+            )
         rows = [
             [
                 i.memory.id + (" (archived)" if i.archived else ""),

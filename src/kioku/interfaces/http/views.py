@@ -90,6 +90,8 @@ def recalled(result: RecallResult) -> dict[str, Any]:
         "block": result.block,
         "count": len(result.items),
         "unknown_names": list(result.unknown_names),
+        "limited": list(result.limited),
+        "mood_shifted": result.mood_shifted,
         "results": [
             {
                 "id": item.memory.id,

@@ -39,6 +39,11 @@ class RecallQuery(BaseModel):
     session_id: str | None = Field(None, description="The conversation, to carry its mood.")
     mark: StrictBool = Field(True, description="Count what is recalled as recalled.")
     at: AwareDatetime | None = Field(None, description="Recall as of this moment.")
+    mood_shift: StrictBool | None = Field(
+        None,
+        description="Turn the mood shift on or off for this recall (null: the `[mood] shift` "
+        "setting).",
+    )
 
 
 class PrimeQuery(BaseModel):
@@ -92,7 +97,14 @@ async def recall(body: RecallQuery, caller: Reader) -> dict[str, Any]:
     mark = body.mark and caller.access.can_write
     return await caller.run(
         lambda k: views.recalled(
-            k.recall(body.query, top_k=body.top_k, session_id=body.session_id, mark=mark, at=at)
+            k.recall(
+                body.query,
+                top_k=body.top_k,
+                session_id=body.session_id,
+                mark=mark,
+                at=at,
+                mood_shift=body.mood_shift,
+            )
         )
     )
 
