@@ -147,11 +147,22 @@ def create_owner_only(path: Path) -> None:
     """Create the parent directory (0o700) and the file (0o600) when they are missing.
 
     Existing directories and files keep their modes; ``check_integrity`` reports loose ones.
+    An existing file is never opened here: closing any descriptor of a file drops every POSIX
+    lock the process holds on it, so opening and closing the database beside a connection
+    already open in this process would silently release that connection's locks, and another
+    process closing its last connection could then checkpoint and remove the write-ahead log
+    under it (SQLite's "How To Corrupt", 2.2). A file made here is new (``O_EXCL``), so no
+    connection can hold a lock on it yet.
     """
     try:
         if not path.parent.exists():
             path.parent.mkdir(mode=OWNER_ONLY_DIR, parents=True, exist_ok=True)
-        fd = os.open(path, os.O_CREAT | os.O_RDWR, OWNER_ONLY_FILE)
+        if path.exists():
+            return
+        try:
+            fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_RDWR, OWNER_ONLY_FILE)
+        except FileExistsError:
+            return  # another process made it meanwhile
         os.close(fd)
     except OSError as exc:
         raise StoreError(
