@@ -35,6 +35,8 @@ __all__ = [
 
 #: The most similar earlier memories the typed rules look at, per new memory.
 CANDIDATES: Final = 8
+#: How many new memories share one product with the pool (a pool of 10,000 × 512 is 20 MB).
+_BLOCK: Final = 512
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,18 +130,28 @@ def _typed(
     vectors = matrix[pool]
     pool_created = np.asarray([active[ids[i]].created for i in keep], dtype=np.float64)
     wanted: dict[str, dict[str, float]] = {}
-    with threads_for(vectors.size):  # one product per memory, each small
-        for memory_id in new:
-            memory = memories.get(memory_id)
-            if memory is None:
-                continue
+    present = [m for m in new if m in memories]
+    # The pool's similarity to a block of new memories in one product: one matrix-vector
+    # product per memory read the whole pool from memory once each (about 7 s of a 36,500
+    # memory batch).
+    for start in range(0, len(present), _BLOCK):
+        block = present[start : start + _BLOCK]
+        rows = [row[m] for m in block if m in row]
+        with threads_for(vectors.shape[0] * vectors.shape[1] * len(rows)):
+            products = vectors @ matrix[rows].T if rows and pool.size else None
+        column = 0
+        for memory_id in block:
             sims: dict[str, float] = {}
-            if memory_id in row and pool.size:
-                scores = vectors @ matrix[row[memory_id]]
-                eligible = (pool_created <= active[memory_id].created) & (pool != row[memory_id])
-                for j in _best(scores, eligible, CANDIDATES):
-                    sims[ids[int(pool[j])]] = float(scores[j])
-            before = _session_predecessor(engine, user, agent, memory)
+            if memory_id in row:
+                if products is not None:
+                    scores = products[:, column]
+                    eligible = (pool_created <= active[memory_id].created) & (
+                        pool != row[memory_id]
+                    )
+                    for j in _best(scores, eligible, CANDIDATES):
+                        sims[ids[int(pool[j])]] = float(scores[j])
+                column += 1
+            before = _session_predecessor(engine, user, agent, memories[memory_id])
             if before is not None and before in active:
                 sims.setdefault(before, _similarity(matrix, row, memory_id, before))
             wanted[memory_id] = sims
