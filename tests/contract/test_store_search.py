@@ -480,3 +480,38 @@ def test_embedding_models_counts_vectors_per_model(store: Store, make_memory: Ma
     }
     assert store.embedding_models(MemoryFilter(archived=True)) == {MODEL: 1, None: 1}
     assert store.embedding_models(MemoryFilter(user_id="nobody")) == {}
+
+
+def test_scoring_fields_are_those_of_the_memories(store: Store, make_memory: MakeMemory) -> None:
+    """What recall ranks by (and the mood limiter judges by), read without the whole memory."""
+    from kioku.core.model import Valence
+
+    sad = make_memory(
+        emotional_valence=Valence.NEGATIVE,
+        emotional_intensity=83,
+        emotional_arousal=25,
+        emotional_tags=("sadness",),
+        category="emotional",
+        recall_count=2,
+        retention_score=61.5,
+    )
+    plain = archived(make_memory())
+    store.add_many([sad, plain])
+    found = {f.id: f for f in store.scoring_fields([plain.id, sad.id, sad.id, "mem_missing"])}
+    assert set(found) == {sad.id, plain.id}
+    got = found[sad.id]
+    assert (got.valence, got.intensity, got.arousal, got.tags) == (
+        Valence.NEGATIVE,
+        83,
+        25,
+        ("sadness",),
+    )
+    assert (got.category, got.recall_count, got.retention_score, got.kind) == (
+        "emotional",
+        2,
+        61.5,
+        "episode",
+    )
+    assert got.created == sad.created
+    assert not got.archived
+    assert (found[plain.id].intensity, found[plain.id].archived) == (40, True)

@@ -163,6 +163,8 @@ class ScoringFields(Record):
     tags: tuple[str, ...]
     archived: bool
     kind: str = "episode"
+    #: The emotional intensity (0-100), for the mood limiter.
+    intensity: int = 0
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

@@ -17,7 +17,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Final
 
 from kioku.core.activity.events import EventType
-from kioku.core.model import Memory, Valence
+from kioku.core.model import Valence
 from kioku.core.mood_balance import DayBalance, is_heavy, limit, tally
 from kioku.ports.store import ActivityQuery, MemoryFilter, ScoringFields, Store
 from kioku.records import Record
@@ -50,8 +50,8 @@ def _emotions(store: Store, ids: Sequence[str]) -> dict[str, tuple[Valence, int]
     found: dict[str, tuple[Valence, int]] = {}
     unique = list(dict.fromkeys(ids))
     for start in range(0, len(unique), 500):
-        for memory in store.get_many(unique[start : start + 500]):
-            found[memory.id] = (memory.emotional_valence, memory.emotional_intensity)
+        for item in store.scoring_fields(unique[start : start + 500]):
+            found[item.id] = (item.valence, item.intensity)
     return found
 
 
@@ -77,20 +77,17 @@ def rank_down(
     cfg: MoodConfig,
     fields: Mapping[str, ScoringFields],
     ranked: Sequence[str],
-    read: Mapping[str, Memory],
     coverage: Mapping[str, float],
 ) -> tuple[str, ...]:
     """The candidates the limiter ranks down: ``ranked`` holds the eligible candidates best
-    first; a negative one is read (unless in ``read``) for its intensity. The candidate the
+    first, judged by their scoring fields (valence and intensity). The candidate the
     prompt singles out (the only one with the best ``coverage``) is spared: a question about
     one painful memory still finds it."""
-    negative = [key for key in ranked if fields[key].valence is Valence.NEGATIVE]
-    if not negative:
-        return ()
-    intensity = {key: read[key].emotional_intensity for key in negative if key in read}
-    missing = [key for key in negative if key not in intensity]
-    intensity |= {key: value for key, (_, value) in _emotions(store, missing).items()}
-    heavy = {key for key in negative if intensity.get(key, 0) >= cfg.high_intensity}
+    heavy = {
+        key
+        for key in ranked
+        if is_heavy(fields[key].valence, fields[key].intensity, cfg.high_intensity)
+    }
     if not heavy:
         return ()
     history = recent_heavy(store, scope, cfg)

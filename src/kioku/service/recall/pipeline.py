@@ -251,7 +251,7 @@ def run_recall(
         | {"coverage": covered.get(key, 0.0)}
         for key, f in fields.items()
     }
-    limited = _limit(store, scope, config, fields, scored, context, read)
+    limited = _limit(store, scope, config, fields, scored, context)
     chosen_ids = choose(
         [
             Candidate(
@@ -295,7 +295,6 @@ def _limit(
     fields: dict[str, ScoringFields],
     scored: dict[str, dict[str, float]],
     context: dict[str, float],
-    read: dict[str, Memory],
 ) -> tuple[str, ...]:
     """The qualified candidates the mood limiter ranks down (``mood.limiter``): given
     priority 0, they fall below the selection, and no relation brings them back. The one
@@ -308,4 +307,4 @@ def _limit(
         key=lambda k: (-scored[k]["final"], k),
     )
     coverage = {key: scored[key]["coverage"] for key in eligible}
-    return rank_down(store, scope, config.mood, fields, eligible, read, coverage)
+    return rank_down(store, scope, config.mood, fields, eligible, coverage)

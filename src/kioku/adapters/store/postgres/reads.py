@@ -53,7 +53,8 @@ class ReadsPart:
         with self._reading() as conn:
             rows = conn.execute(
                 "SELECT id, created_utc, retention_score, recall_count, category, "
-                "emotional_valence, emotional_arousal, emotional_tags, archived_at, kind "
+                "emotional_valence, emotional_arousal, emotional_tags, archived_at, kind, "
+                "emotional_intensity "
                 "FROM memories WHERE id = ANY(%s::text[])",
                 (ids,),
             ).fetchall()
@@ -69,6 +70,7 @@ class ReadsPart:
                 tags=tuple(str(t) for t in cast("list[object]", r[7] or [])),
                 archived=r[8] is not None,
                 kind=str(r[9]),
+                intensity=int(str(r[10])),
             )
             for r in rows
         ]

@@ -334,7 +334,8 @@ class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
             for chunk in rows.chunks(ids):
                 found = conn.execute(
                     "SELECT id, created_utc, retention_score, recall_count, category, "
-                    "emotional_valence, emotional_arousal, emotional_tags, archived_at, kind "
+                    "emotional_valence, emotional_arousal, emotional_tags, archived_at, kind, "
+                    "emotional_intensity "
                     f"FROM memories WHERE id IN ({placeholders(len(chunk))})",
                     tuple(chunk),
                 ).fetchall()
@@ -350,6 +351,7 @@ class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
                         tags=tuple(json.loads(r[7])) if r[7] else (),
                         archived=r[8] is not None,
                         kind=str(r[9]),
+                        intensity=int(r[10]),
                     )
                     for r in found
                 )
