@@ -7,6 +7,7 @@ given another value or type), so the fuzzing reaches the writes and not only the
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -14,6 +15,7 @@ from hypothesis import strategies as st
 
 from tests.reliability.fuzz_strategies import (
     WORDS,
+    Raw,
     encode_line,
     json_values,
     maybe,
@@ -165,6 +167,14 @@ def _turn(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def _id_ok(value: object) -> bool:
+    """Whether an id of this type may be valid: a string, an integer, or nothing. A number
+    written as raw JSON text is what reading it gives: ``-0`` is the integer 0 (read, it may be
+    valid), ``1e999`` a float (never), and digits past Python's limit no number at all."""
+    if isinstance(value, Raw):
+        try:
+            value = json.loads(value.text)
+        except ValueError:
+            return False
     return value is None or isinstance(value, str) or (type(value) is int)
 
 

@@ -69,6 +69,16 @@ def test_fuzzed_import_files(record_property: Record) -> None:
         source = Path(scratch) / "turns.jsonl"
 
         @fuzz_settings(200)
+        # "-0" is the integer 0, which an id may be: the line is valid.
+        @example(
+            drawn=([b'{"user": "budget", "session": -0}'], set()),
+            crlf=False,
+            bom=False,
+            trailing=False,
+            skip_invalid=False,
+            from_stdin=False,
+            as_json=False,
+        )
         @given(
             drawn=import_lines(),
             crlf=st.booleans(),
