@@ -3,33 +3,21 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from kioku.interfaces.cli.main import main
+from tests.cli.conftest import Result
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "importers"
 #: The modification time the copied fixtures get (2024-06-01 00:00 UTC).
 MTIME = datetime(2024, 6, 1, tzinfo=UTC)
-
-
-@dataclass
-class Result:
-    code: int
-    out: str
-    err: str
-
-    def json(self) -> Any:
-        return json.loads(self.out)
 
 
 Cli = Callable[..., Result]
