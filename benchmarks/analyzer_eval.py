@@ -3,18 +3,24 @@
 Usage::
 
     python benchmarks/analyzer_eval.py --data benchmarks/data/emotion_ja_dev.jsonl \\
-        --data ../shared/data/emotion/goemotions_dev.jsonl [--json] [--errors 20]
+        --data ../shared/data/emotion/goemotions_dev.jsonl [--split check] [--json] [--errors 20]
 
 Each JSON line has ``text`` (the user's turn), optional ``assistant``, ``lang``, ``valence`` and
 optionally ``intensity``, ``arousal``, ``tags``, ``category``, ``protected``. The analyzer sees only
 ``Turn(user=text, assistant=assistant)``. Per language it reports valence accuracy and macro-F1,
 tag micro-F1, intensity MAE and Spearman, arousal MAE, category accuracy, protected precision and
 recall (each only where labelled) and turns per second.
+
+``--split tune`` or ``--split check`` keeps one half of each file: a record's own ``split`` field
+when it has one, otherwise a hash of its id (``sha256(id) % 2``: 0 is the tune half, 1 the check
+half). Tune on the tune half; read only the check half's aggregate scores. ``--confusion`` prints
+the category confusion table.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import time
@@ -27,6 +33,15 @@ from kioku.adapters.analyzers.offline import OfflineAnalyzer
 from kioku.ports.analyzer import Analysis, Turn
 
 VALENCES = ("positive", "negative", "neutral")
+CATEGORIES = ("casual", "work", "decision", "emotional")
+
+
+def split_of(record: dict[str, Any]) -> str:
+    """The record's half: its own ``split`` field, else a hash of its id."""
+    if record.get("split") in {"tune", "check"}:
+        return str(record["split"])
+    digest = int(hashlib.sha256(str(record["id"]).encode("utf-8")).hexdigest(), 16)
+    return "tune" if digest % 2 == 0 else "check"
 
 
 def ranks(values: Sequence[float]) -> list[float]:
@@ -139,6 +154,10 @@ def summarise(pairs: list[tuple[dict[str, Any], Analysis]], seconds: float) -> d
     cats = [(r["category"], a.category) for r, a in pairs if r.get("category")]
     if cats:
         out["category_accuracy"] = _round(sum(g == p for g, p in cats) / len(cats))
+        out["category_confusion"] = {
+            g: {p: sum(1 for gg, pp in cats if gg == g and pp == p) for p in CATEGORIES}
+            for g in CATEGORIES
+        }
     prot = [(bool(r["protected"]), a.protected) for r, a in pairs if r.get("protected") is not None]
     if prot:
         ptp = sum(1 for g, p in prot if g and p)
@@ -167,6 +186,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--errors", type=int, default=0, help="print up to N valence errors")
     parser.add_argument(
+        "--split",
+        choices=("tune", "check", "all"),
+        default="all",
+        help="evaluate one half only (the record's split field, else a hash of its id)",
+    )
+    parser.add_argument(
         "--segmenter",
         choices=("auto", "fugashi", "script"),
         default="auto",
@@ -175,6 +200,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     analyzer = OfflineAnalyzer(segmenter=args.segmenter)
     records = load(args.data)
+    if args.split != "all":
+        records = [r for r in records if split_of(r) == args.split]
     report = evaluate(records, analyzer)
     if args.json:
         json.dump(report, sys.stdout, indent=2, ensure_ascii=False)
@@ -183,6 +210,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         for lang, metrics in report.items():
             print(f"[{lang}]")
             for key, value in metrics.items():
+                if key == "category_confusion":
+                    print(
+                        f"  {'category gold → pred':<22} " + " ".join(f"{c:>9}" for c in CATEGORIES)
+                    )
+                    for gold_cat, row in value.items():
+                        cells = " ".join(f"{row[c]:>9}" for c in CATEGORIES)
+                        print(f"    {gold_cat:<20} {cells}")
+                    continue
                 print(f"  {key:<22} {value}")
     if args.errors:
         print_errors(records, analyzer, args.errors)
