@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Final
 
 from .hits import Hit
+from .irony_en import read_irony
 from .lexicon import EnLexicon, Entry
 from .match_ja import RawHit
 from .tokenize_en import Word, stem_candidates
@@ -329,4 +330,4 @@ def match_english(words: list[Word], lex: EnLexicon, stop: frozenset[str]) -> li
         hits.append(RawHit(hit, end, entry.topical, _hypothetical(words, i)))
         i += lex_len + after
     flush_orphan()
-    return hits
+    return read_irony(words, hits)

@@ -1,0 +1,161 @@
+"""Explicit English irony: praise said about a mishap.
+
+"Great, another outage at 3am. Just great.", "oh wonderful, the build broke again", "thanks a
+lot" after a failure, "love that for me" after a mishap: a word of praise in an exclamative frame
+(opening a sentence on its own, after "oh", "just" or "how", or in one of a few set phrases) is
+read as its opposite when the same text reports something going wrong and says nothing kind
+besides. "yeah right" and "thanks for nothing" are ironic on their own. Plain praise ("Great job,
+thanks!") has no mishap and stays as it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Final
+
+from .hits import Hit
+from .match_ja import RawHit
+from .tokenize_en import Word
+
+__all__ = ["read_irony"]
+
+#: Words of praise that irony turns around (base forms, as the lexicon names them).
+_PRAISE: Final = frozenset(
+    {
+        "great",
+        "wonderful",
+        "perfect",
+        "fantastic",
+        "lovely",
+        "brilliant",
+        "awesome",
+        "terrific",
+        "marvelous",
+        "marvellous",
+        "splendid",
+        "excellent",
+        "nice",
+        "super",
+        "fabulous",
+        "amazing",
+        "joy",
+        "fun",
+        "yay",
+        "cool",
+        "convenient",
+        "love",
+        "thanks",
+        "thank you",
+    }
+)
+#: Words right before praise that make it an exclamation ("oh great", "just perfect").
+_FRAMING: Final = frozenset({"oh", "ah", "just", "how", "well", "wow"})
+_SENTENCE_END: Final = frozenset({".", "!", "?", ";", ":"})
+#: After praise: "thanks a lot", "love that for me".
+_AFTER: Final = (("a", "lot"), ("that", "for", "me"), ("that", "for", "us"), ("this", "for", "me"))
+#: Signs that something went wrong, beyond the lexicon's negative words.
+_MISHAP: Final = frozenset(
+    {
+        "another",
+        "again",
+        "gone",
+        "broke",
+        "broken",
+        "crashed",
+        "crashes",
+        "failed",
+        "fails",
+        "down",
+        "late",
+        "missed",
+        "lost",
+        "deleted",
+        "cancelled",
+        "canceled",
+        "delayed",
+        "outage",
+        "stuck",
+        "ruined",
+        "flat",
+        "spilled",
+        "rejected",
+        "locked",
+        "overdrawn",
+        "rain",
+        "raining",
+        "traffic",
+        "flooded",
+    }
+)
+#: A problem that was dealt with: praise about it is sincere.
+_RESOLVED: Final = frozenset(
+    {"fixed", "solved", "resolved", "works", "worked", "working", "back", "restored"}
+)
+#: Ironic on their own: the speaker means the opposite.
+_ALWAYS: Final = (("yeah", "right"), ("thanks", "for", "nothing"), ("sure", "jan"))
+_IRONIC_SCORE: Final = -0.8
+_IRONIC_TAGS: Final = ("frustration",)
+_ALWAYS_SCORE: Final = -1.4
+
+
+def _follows(words: list[Word], i: int, phrase: tuple[str, ...]) -> bool:
+    n = len(phrase)
+    return tuple(w.low for w in words[i : i + n] if w.is_word) == phrase and all(
+        w.is_word or w.low == "," for w in words[i : i + n]
+    )
+
+
+def _framed(words: list[Word], i: int, length: int) -> bool:
+    """Whether the praise at word ``i`` (``length`` words) is exclamative."""
+    before = words[i - 1].low if i > 0 else "."
+    after = words[i + length].low if i + length < len(words) else "."
+    if before in _FRAMING:
+        return True
+    if any(_follows(words, i + length, p) for p in _AFTER):
+        return True
+    opens = before in _SENTENCE_END or before.startswith(".")
+    return opens and (after in {",", "!"} or after in _SENTENCE_END or after.startswith("."))
+
+
+def _always(words: list[Word]) -> list[tuple[int, int]]:
+    """Offsets (start, end) of the phrases that are ironic on their own."""
+    lows = [w.low for w in words if w.is_word]
+    index = [i for i, w in enumerate(words) if w.is_word]
+    found = []
+    for k in range(len(lows)):
+        for phrase in _ALWAYS:
+            if tuple(lows[k : k + len(phrase)]) == phrase:
+                found.append((words[index[k]].start, words[index[k + len(phrase) - 1]].end))
+    return found
+
+
+def read_irony(words: list[Word], hits: list[RawHit]) -> list[RawHit]:
+    """``hits`` with ironic praise turned negative (and a hit for "yeah right")."""
+    at = {w.start: i for i, w in enumerate(words)}
+    lows = {w.low for w in words}
+    framed: list[int] = []
+    always = _always(words)
+    for k, raw in enumerate(hits):
+        hit = raw.hit
+        i = at.get(hit.start)
+        if i is None or hit.score <= 0:
+            continue
+        if any(a <= hit.start < b for a, b in always) or (
+            hit.term in _PRAISE and _framed(words, i, len(hit.term.split()))
+        ):
+            framed.append(k)
+    if not framed and not always:
+        return hits
+    others = [raw.hit for k, raw in enumerate(hits) if k not in framed]
+    mishap = bool(lows & _MISHAP) or any(h.score <= -0.5 for h in others)
+    kind = bool(lows & _RESOLVED) or any(h.score >= 1.0 for h in others)
+    out = list(hits)
+    if always or (mishap and not kind):
+        for k in framed:
+            hit = out[k].hit
+            turned = replace(hit, score=_IRONIC_SCORE * hit.score, tags=_IRONIC_TAGS)
+            out[k] = replace(out[k], hit=turned)
+    for start, end in always:
+        hit = Hit("irony", start, _ALWAYS_SCORE, 1, _IRONIC_TAGS)
+        out.append(RawHit(hit, end, False, False))
+    return out
