@@ -304,3 +304,25 @@ def test_unknown_memory_ids_are_not_found(client: httpx.Client, tmp_path: Path) 
         answer = client.request(method, path, json=body)
         assert answer.status_code == 404
         assert answer.headers["content-type"] == "application/problem+json"
+
+
+def test_mood_counts_what_recall_brought_back(client: httpx.Client) -> None:
+    turn = _ok(
+        client.post(
+            "v1/turns", json={"user": "My dog Biscuit died last night. I can't stop crying."}
+        ),
+        201,
+    )
+    before = _ok(client.get("v1/mood", params={"days": 1}))
+    recalled = _ok(client.post("v1/recall", json={"query": "Biscuit the dog died"}))
+    assert turn["id"] in [r["id"] for r in recalled["results"]]
+    after = _ok(client.get("v1/mood", params={"days": 1}))
+    assert len(after["days"]) == 1
+    assert after["total"] > before["total"]
+    assert after["days"][0]["negative"] > before["days"][0]["negative"]
+    assert _ok(client.get("v1/mood"))["days"][-1] == after["days"][0]  # 7 days by default
+    assert len(_ok(client.get("v1/mood"))["days"]) == 7
+    for bad in ("0", "367", "seven"):
+        refused = client.get("v1/mood", params={"days": bad})
+        assert refused.status_code == 422, refused.text
+        assert "days" in refused.text

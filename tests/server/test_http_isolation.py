@@ -147,6 +147,7 @@ def _cases(world: World) -> dict[tuple[str, str], dict[str, Any]]:
             "json": {"likes": ["sardines"]},
         },
         ("GET", "/v1/stats"): {},
+        ("GET", "/v1/mood"): {"params": {"days": 30}},
         ("GET", "/v1/activity"): {"params": {"limit": 1000}},
         ("GET", "/v1/lifecycle"): {"params": {"limit": 1000}},
         ("GET", "/v1/lifecycle/summary"): {},

@@ -1,4 +1,4 @@
-"""What the caller's memory has been through: ``/v1/stats``, ``/v1/activity``,
+"""What the caller's memory has been through: ``/v1/stats``, ``/v1/mood``, ``/v1/activity``,
 ``/v1/lifecycle``, ``/v1/midterm``, ``/v1/resolutions`` and ``/v1/export``."""
 
 from __future__ import annotations
@@ -35,6 +35,21 @@ Since = Annotated[
 @router.get("/stats", summary="Counts of the caller's memories: levels, kinds, protection")
 async def stats(caller: Reader) -> dict[str, Any]:
     return views.stats(await caller.run(lambda k: k.stats()))
+
+
+@router.get(
+    "/mood",
+    summary="The valence balance of what was primed or recalled, per day",
+    description="The mood-balance monitor of `kioku stats --days N`: for each of the last "
+    "`days` days (today included, oldest first), how many memories were primed or recalled by "
+    "valence and how many were negative and intense, with the limiter's settings.",
+)
+async def mood(
+    caller: Reader, days: Annotated[int, Query(ge=1, le=366, description="1 to 366.")] = 7
+) -> dict[str, Any]:
+    from kioku.service.recall.balance import mood_balance
+
+    return (await caller.run(lambda k: mood_balance(k, days))).as_dict()
 
 
 @router.get("/activity", summary="The activity log, oldest first (the newest `limit` events)")
