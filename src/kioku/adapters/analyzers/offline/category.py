@@ -3,6 +3,11 @@
 The order follows the subject of the turn: a decision (design or life choice) first; then the
 user's personal life or inner state; then tasks; everything else is casual. A task stays ``work``
 even when the feeling is strong; a non-task turn with strong feeling is ``emotional``.
+
+Personal topics follow spec 000's 「感情的核心、個人的な話題」: calm facts about oneself (name,
+home, origin, lasting likes and dislikes, health conditions, owning a pet), plans for one's life
+(a move, a trip, a family visit) and events of loss or achievement are ``emotional`` even when
+no feeling is voiced. Small talk (greetings, thanks, weather, what one ate today) is ``casual``.
 """
 
 from __future__ import annotations
@@ -17,7 +22,8 @@ _EMOTIONAL_INTENSITY: Final = 61
 
 
 def choose_category(topics: TopicScores, intensity: int, strength: float, request: bool) -> str:
-    personal = topics["personal"] + topics["health"] + topics["loss"] + topics["trauma"]
+    facts = topics["fact"] + topics["health"]
+    personal = topics["personal"] + topics["loss"] + topics["trauma"] + topics["plan"] + facts
     personal += topics["milestone"] * 0.8
     work = topics["work"]
     decision = topics["decision"]
@@ -27,7 +33,9 @@ def choose_category(topics: TopicScores, intensity: int, strength: float, reques
         return "decision"
     if topics["loss"] >= 2 or topics["trauma"] >= 2:
         return "emotional"
-    if personal >= 1.2 and personal >= work and not (request and strength < 1):
+    # A fact about oneself stays personal inside a request ("I'm allergic to nuts, suggest…").
+    stated = facts >= 1.5 and facts >= work
+    if personal >= 1.2 and personal >= work and (stated or not (request and strength < 1)):
         return "emotional"
     if work >= 1.2:
         return "work"

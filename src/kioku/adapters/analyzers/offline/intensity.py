@@ -21,6 +21,10 @@ _CORRECTION: Final = 20
 _WORK: Final = 32
 _DECISION: Final = 45
 _PERSONAL: Final = 45
+#: Calm facts about oneself (name, home, lasting likes): the amendment's 30–45 band.
+_FACT: Final = 38
+#: Plans for one's life, owning a pet: 40–55.
+_PLAN: Final = 45
 _HEALTH: Final = 52
 _MILESTONE: Final = 50
 _LOSS: Final = 80
@@ -45,8 +49,12 @@ def _anchor(topics: TopicScores, request: bool) -> int:
         anchor = _MILESTONE
     elif topics["personal"] >= 1.2:
         anchor = _PERSONAL - (10 if request else 0)
+    elif topics["plan"] >= 1.2 or (topics["fact"] >= 1.2 and topics["pet"] >= 1):
+        anchor = _PLAN - (10 if request else 0)
     elif topics["decision"] >= 1:
         anchor = _DECISION
+    elif topics["fact"] >= 1.2:
+        anchor = _FACT - (10 if request else 0)
     elif topics["work"] >= 1.2:
         anchor = _WORK
     elif topics["correction"] >= 1.5:

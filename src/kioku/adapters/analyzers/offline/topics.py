@@ -37,6 +37,13 @@ TOPICS: Final = (
     "pet",
     "ack",
     "correction",
+    "fact",
+    "plan",
+)
+#: "I have two cats", "we adopted a puppy": owning a pet is a fact about one's life.
+_PET_OWNER_EN: Final = re.compile(
+    r"\b(?:i|we)(?:'ve| have)?\s+(?:have|own|got|adopted|rescued)\s+(?:a|an|two|three|four|\d+)\s+"
+    r"(?:\w+\s+)?(?:dog|cat|puppy|kitten|rabbit|bunny|hamster|parrot|bird|turtle|fish)(?:s|es)?\b"
 )
 
 
@@ -154,4 +161,7 @@ def find_topics(
         tech = _technical_tokens(words, stop)
         if tech:
             out["work"] += tech
+        if _PET_OWNER_EN.search(" ".join(w.low for w in words)):
+            out["fact"] += 1.8
+            cues.append("pet owner")
     return TopicScores(dict(out), tuple(cues))

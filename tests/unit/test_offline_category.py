@@ -1,0 +1,97 @@
+"""Category of the offline analyzer: personal topics are emotional, small talk is casual.
+
+Spec 000 defines ``emotional`` as 「感情的核心、個人的な話題」: calm facts about oneself, plans for
+one's life and events of loss or achievement belong there; greetings, thanks and weather do not.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kioku.adapters.analyzers.offline import OfflineAnalyzer
+from kioku.ports.analyzer import Analysis, Turn
+
+
+@pytest.fixture(scope="module")
+def analyzer() -> OfflineAnalyzer:
+    return OfflineAnalyzer()
+
+
+def analyze(analyzer: OfflineAnalyzer, user: str) -> Analysis:
+    return analyzer.analyze(Turn(user, ""))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "My name is Ken",
+        "I live in Osaka",
+        "I'm from Lyon, grew up there",
+        "I'm allergic to peanuts",
+        "My daughter starts school in April",
+        "We adopted two kittens last year",
+        "I can't eat shellfish",
+        "私の名前は健です",
+        "大阪に住んでいます",
+        "来月、大阪に引っ越す予定",
+        "エビアレルギーがあります",
+        "辛いものが大好き",
+        "実家で猫を飼ってる",
+    ],
+)
+def test_calm_personal_facts_are_emotional(analyzer: OfflineAnalyzer, text: str) -> None:
+    assert analyze(analyzer, text).category == "emotional"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "猫のタマが家出…本当に悲しい",
+        "Our dog ran away last night",
+        "I lost my job today",
+        "仕事をクビになった",
+        "I passed my driving test!",
+        "コンクールで金賞を受賞した！",
+    ],
+)
+def test_loss_and_achievement_are_emotional(analyzer: OfflineAnalyzer, text: str) -> None:
+    assert analyze(analyzer, text).category == "emotional"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Thanks, that helped",
+        "nice weather today",
+        "good morning!",
+        "今日の昼はそば",
+        "おはよう、今日は雨だね",
+        "うちの猫、キーボードの上で寝てるw",
+        "ok",
+    ],
+)
+def test_small_talk_is_casual(analyzer: OfflineAnalyzer, text: str) -> None:
+    assert analyze(analyzer, text).category == "casual"
+
+
+def test_fact_inside_a_request_stays_personal(analyzer: OfflineAnalyzer) -> None:
+    text = "I'm allergic to peanuts, so please suggest recipes without them"
+    assert analyze(analyzer, text).category == "emotional"
+
+
+def test_writing_request_mentioning_family_is_not_personal(analyzer: OfflineAnalyzer) -> None:
+    assert analyze(analyzer, "Please write a short poem about my mother").category != "emotional"
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("I've decided to move to Berlin", "decision"),
+        ("引っ越すことにした。来月から福岡で暮らす", "decision"),
+        ("The deploy failed again, check the server logs", "work"),
+    ],
+)
+def test_decisions_and_tasks_keep_their_category(
+    analyzer: OfflineAnalyzer, text: str, category: str
+) -> None:
+    assert analyze(analyzer, text).category == category

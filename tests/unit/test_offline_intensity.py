@@ -1,0 +1,44 @@
+"""Intensity of the offline analyzer: personal facts sit in their band, events rank by stakes."""
+
+from __future__ import annotations
+
+import pytest
+
+from kioku.adapters.analyzers.offline import OfflineAnalyzer
+from kioku.core.model import Valence
+from kioku.ports.analyzer import Turn
+
+
+@pytest.fixture(scope="module")
+def analyzer() -> OfflineAnalyzer:
+    return OfflineAnalyzer()
+
+
+def intensity(analyzer: OfflineAnalyzer, user: str) -> int:
+    return analyzer.analyze(Turn(user, "")).intensity
+
+
+@pytest.mark.parametrize(
+    "text", ["I live in Osaka", "My name is Ken", "大阪に住んでいます", "I can't eat shellfish"]
+)
+def test_calm_personal_facts_are_30_to_45(analyzer: OfflineAnalyzer, text: str) -> None:
+    assert 30 <= intensity(analyzer, text) <= 45
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["My daughter starts school in April", "来月、大阪に引っ越す予定", "エビアレルギーがあります"],
+)
+def test_family_health_and_plans_are_40_to_55(analyzer: OfflineAnalyzer, text: str) -> None:
+    assert 40 <= intensity(analyzer, text) <= 55
+
+
+def test_lost_pet_is_intense_and_negative(analyzer: OfflineAnalyzer) -> None:
+    result = analyzer.analyze(Turn("猫のタマが家出…本当に悲しい", ""))
+    assert result.valence is Valence.NEGATIVE
+    assert result.intensity >= 60
+
+
+def test_small_talk_stays_low(analyzer: OfflineAnalyzer) -> None:
+    assert intensity(analyzer, "nice weather today") <= 35
+    assert intensity(analyzer, "ok") <= 10
