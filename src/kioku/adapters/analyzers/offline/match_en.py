@@ -65,6 +65,10 @@ _BETWEEN_SUBJECT: Final = frozenset(
         "genuinely",
     }
 )
+_PRONOUNS: Final = frozenset({"i", "we", "you", "they", "he", "she", "u", "i'd", "we'd"})
+_LIKE_OBJECT: Final = frozenset(
+    {"this", "that", "these", "those", "him", "her", "them", "you", "me", "us"}
+)
 #: Words that only express a feeling when a person is the subject ("I like", not "looks like").
 _NEEDS_SUBJECT: Final = frozenset({"like", "likes", "liked", "miss", "missed", "care", "wish"})
 #: Words that start with "un" but are not "un-" + a listed word.
@@ -125,6 +129,13 @@ def _un_word(lex: EnLexicon, word: str, stop: frozenset[str]) -> Entry | None:
 
 
 def _has_subject(words: list[Word], i: int) -> bool:
+    if words[i].low == "like" and i + 1 < len(words) and words[i + 1].low in _LIKE_OBJECT:
+        # "people like this", "guys like him": a comparison unless a pronoun likes it.
+        j = i - 1
+        while j > 0 and words[j].low in _BETWEEN_SUBJECT:
+            j -= 1
+        if j < 0 or words[j].low not in _PRONOUNS:
+            return False
     j = i - 1
     while j >= 0 and i - j <= 4:
         low = words[j].low

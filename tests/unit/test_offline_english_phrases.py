@@ -1,0 +1,40 @@
+"""English words that are not feelings in their phrase, and idioms that are.
+
+Every sentence here was written for these tests; none comes from an evaluation set.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kioku.adapters.analyzers.offline import OfflineAnalyzer
+from kioku.core.model import Valence
+from kioku.ports.analyzer import Turn
+
+POS, NEG, NEU = Valence.POSITIVE, Valence.NEGATIVE, Valence.NEUTRAL
+
+
+@pytest.fixture(scope="module")
+def analyzer() -> OfflineAnalyzer:
+    return OfflineAnalyzer()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # "like" compares unless a pronoun is the one who likes.
+        ("people like this never read the manual", NEU),
+        ("guys like him always show up late to meetings", NEU),
+        ("I like this layout", POS),
+        ("we really like them", POS),
+        ("they don't like me", NEG),
+        # Idioms whose words alone would mislead.
+        ("trust me, the meeting is at four", NEU),
+        ("no surprise that the store is closed on Sunday", NEU),
+        ("the data goes through a third party service", NEU),
+        ("good thing you brought an umbrella", POS),
+        ("that song speaks to me", POS),
+    ],
+)
+def test_phrase_reading(analyzer: OfflineAnalyzer, text: str, expected: Valence) -> None:
+    assert analyzer.analyze(Turn(text)).valence is expected
