@@ -301,3 +301,32 @@ def test_spec_protected_example(analyzer: OfflineAnalyzer) -> None:
     assert result.protected is True
     assert result.content == "わかりました"
     assert "誕生日" in result.keywords
+
+
+# Japanese irony: praise right after a mishap means the opposite; plain praise stays positive.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "テスト落ちた。さすがだね（笑）",
+        "財布なくした。最高だわ",
+        "電車止まった、さすが",
+        "寝坊した。いやー、ついてるね",
+        "はいはい、また仕様変更ね。最高だわ、ほんと",
+        "ありがとうございます〜（棒）",
+    ],
+)
+def test_japanese_irony_after_a_mishap_is_negative(analyzer: OfflineAnalyzer, text: str) -> None:
+    assert analyze(analyzer, text).valence is Valence.NEGATIVE
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "さすが！助かった",
+        "バグ直してくれた、さすが！",
+        "大変だったけど、最高だった",
+        "合格した！さすが私",
+    ],
+)
+def test_japanese_plain_praise_stays_positive(analyzer: OfflineAnalyzer, text: str) -> None:
+    assert analyze(analyzer, text).valence is Valence.POSITIVE

@@ -6,7 +6,8 @@
   失敗/error as a topic, not a feeling, so topical words are damped;
 * **hypotheticals**: 「失敗したら」, "if it fails" describe what might happen;
 * **mention in quotes inside a request**: 「「嬉しい」の類語を挙げて」;
-* **sarcasm markers**: (棒), /s turn kind words around.
+* **sarcasm markers**: (棒), /s turn kind words around;
+* **Japanese irony**: praise right after a mishap (「財布なくした。最高だわ」) is turned around.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Final
 
 from .expressive import has_sarcasm_marker
 from .hits import Hit
+from .irony_ja import ironic_spans
 from .match_ja import RawHit
 
 __all__ = ["Context", "build_context", "weigh"]
@@ -65,6 +67,8 @@ class Context:
     contrasts: tuple[int, ...]
     quotes: tuple[tuple[int, int], ...]
     sarcasm: bool
+    #: Japanese ironic praise clauses (start, end).
+    irony: tuple[tuple[int, int], ...]
     any_request: bool
     any_tech: bool
     #: The turn is about a task (a request, or technical text anywhere in it).
@@ -93,6 +97,7 @@ def build_context(text: str, cased: str, lang: str, *, work: bool = False) -> Co
         contrasts=contrasts,
         quotes=quotes,
         sarcasm=has_sarcasm_marker(cased),
+        irony=ironic_spans(text) if lang in ("ja", "mixed") else (),
         any_request=any(s[2] for s in sentences),
         any_tech=any(s[3] for s in sentences),
         task=work or any(s[2] or s[3] for s in sentences),
@@ -136,6 +141,8 @@ def weigh(raw_hits: list[RawHit], ctx: Context) -> list[Hit]:
         tags = hit.tags
         if ctx.sarcasm and score > 0:
             score, tags = -0.8 * score, ("frustration", "anger")
+        elif score > 0 and any(a <= hit.start < b for a, b in ctx.irony):
+            score, tags = -0.8 * score, ("frustration",)
         if factor != 1.0 or score != hit.score:
             hit = replace(hit, score=score, tags=tags)
         out.append(hit)

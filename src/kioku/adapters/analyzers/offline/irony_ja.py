@@ -1,0 +1,69 @@
+"""Explicit Japanese irony: praise said right after a mishap.
+
+「テスト落ちた。さすがだね（笑）」, 「財布なくした。最高だわ」, 「電車止まった、さすが」:
+a word of praise that opens its clause, in a spoken form (さすが, 最高だわ, 完璧なタイミング,
+お見事), read right after a clause that reports something going wrong, means the opposite.
+Laughter closing that clause (（笑）, ｗ) belongs to the irony, not to joy. Plain praise
+(「さすが！助かった」) follows no mishap; praise after a contrast (「大変だったけど、最高だった」)
+or after help (「バグ直してくれた、さすが」) is sincere and stays as it is. (棒) is handled as
+a sarcasm marker of the whole turn elsewhere.
+
+Patterns work on the folded text (NFKC, lower case, katakana as hiragana).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+__all__ = ["ironic_spans"]
+
+_CLAUSE: Final = re.compile(r"[^。、,.!?…\s]+[。、,.!?…\s]*")
+#: Praise opening a clause, after an optional filler (いやー, はいはい, ほんと).
+_PRAISE: Final = re.compile(
+    r"^(?:(?:いや[ー~ぁあ]*|はいはい|ほんと(?:に)?|本当に|まじで)[、,\s]*)?"
+    r"(?:さすが(?!に)|流石(?!に)|最高(?:だわ|だな|だね|だよ|かよ|じゃん|すぎ|です(?:ね|わ))"
+    r"|完璧(?:なたいみんぐ|だね|だわ|じゃん|すぎ)|素晴らしい(?:ね|わ|です)|すばらしい(?:ね|わ)"
+    r"|すごいね|すごいわ|お見事|天才(?:か|だね)|ついてる(?:ね|な|わ)|ありがたい(?:ね|わ)"
+    r"|いいね|よかったね|おめでとう(?:ございます)?)"
+)
+#: Something going wrong, told as a past event (落ちた, なくした), or a recurring nuisance
+#: (また仕様変更, 遅延).
+_MISHAP: Final = re.compile(
+    r"(?:落ち|落とし|なくし|無くし|失くし|忘れ|壊れ|壊し|止まっ|遅れ|遅刻し|寝坊し|失敗し|間違え"
+    r"|消え|こぼし|割れ|割っ|乗り遅れ|振られ|ふられ|落選し|故障し|詰ん|やらかし|しくじっ|みすっ"
+    r"|転ん|迷っ|切れ|外れ|ばれ|怒られ|落とされ|断られ|取られ|盗まれ|踏まれ)"
+    r"(?:た|てた|ちゃった|じゃった|てる|ました|てしまった)"
+    r"|また(?:ばぐ|えらー|仕様変更|残業|休日出勤|障害|延期|中止|遅延|どたきゃん|雨|落ち|ふりーず)"
+    r"|遅延|渋滞|停電|炎上|どたきゃん|休日出勤|仕様変更|最悪|ついてない|うんざり"
+)
+#: Help or a good turn in the previous clause makes the praise sincere.
+_KINDNESS: Final = re.compile(r"くれ|もらっ|いただ|直っ|直し|解決|助け|治っ|見つか")
+#: A contrast before the praise turns the sentence round sincerely (「けど、最高だった」).
+_CONTRAST: Final = re.compile(r"けど|けれど|が$|でも|しかし|のに")
+_FILLER: Final = re.compile(r"(?:いや[ー~ぁあ]*|はいはい|ほんと(?:に)?|本当に|まじで)[、,\s]*")
+_LAUGH_TAIL: Final = re.compile(r"\(笑\)|笑+|w+|草")
+
+
+def ironic_spans(folded: str) -> tuple[tuple[int, int], ...]:
+    """(start, end) of each ironic praise clause, with the laughter that closes it."""
+    clauses = [(m.start(), m.end(), m.group()) for m in _CLAUSE.finditer(folded)]
+    spans: list[tuple[int, int]] = []
+    for i in range(1, len(clauses)):
+        start, end, text = clauses[i]
+        if _FILLER.fullmatch(text) and i + 1 < len(clauses):
+            text += clauses[i + 1][2]
+        if _PRAISE.match(text) is None:
+            continue
+        prev = clauses[i - 1][2].rstrip("。、,.!?… ")
+        if not _MISHAP.search(prev) or _KINDNESS.search(prev) or _CONTRAST.search(prev):
+            continue
+        # The irony runs to the end of the sentence, laughter included.
+        stop = end
+        j = i + 1
+        while j < len(clauses) and not re.search(r"[。.!?]", clauses[j - 1][2]):
+            stop = clauses[j][1]
+            j += 1
+        tail = _LAUGH_TAIL.match(folded, stop)
+        spans.append((start, tail.end() if tail else stop))
+    return tuple(spans)
