@@ -42,3 +42,21 @@ def test_lost_pet_is_intense_and_negative(analyzer: OfflineAnalyzer) -> None:
 def test_small_talk_stays_low(analyzer: OfflineAnalyzer) -> None:
     assert intensity(analyzer, "nice weather today") <= 35
     assert intensity(analyzer, "ok") <= 10
+
+
+def test_a_loss_asked_about_in_a_request_is_not_a_bereavement(analyzer: OfflineAnalyzer) -> None:
+    told = intensity(analyzer, "先月、父が亡くなりました")
+    asked = intensity(analyzer, "法事の準備って何をすればいいか、一覧で教えてもらえますか")
+    assert told >= 80
+    assert asked < told - 20
+
+
+def test_big_relationship_events_outrank_family_facts(analyzer: OfflineAnalyzer) -> None:
+    assert intensity(analyzer, "彼女にプロポーズした") > intensity(analyzer, "妹が東京に住んでる")
+    assert intensity(analyzer, "My girlfriend dumped me") >= 60
+
+
+def test_katakana_after_a_verb_is_no_adjective(analyzer: OfflineAnalyzer) -> None:
+    # 「していたイベント」 folds to …していたいべんと: no 痛い in it.
+    hits = analyzer.read("楽しみにしていたイベント").emotion.hits
+    assert all(h.term not in ("痛い", "いたい") for h in hits)

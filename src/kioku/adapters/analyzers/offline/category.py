@@ -23,7 +23,8 @@ _EMOTIONAL_INTENSITY: Final = 61
 
 def choose_category(topics: TopicScores, intensity: int, strength: float, request: bool) -> str:
     facts = topics["fact"] + topics["health"]
-    personal = topics["personal"] + topics["loss"] + topics["trauma"] + topics["plan"] + facts
+    events = topics["life"] + topics["loss"] + topics["trauma"]
+    personal = topics["personal"] + events + topics["plan"] + facts
     personal += topics["milestone"] * 0.8
     work = topics["work"]
     decision = topics["decision"]

@@ -28,6 +28,10 @@ _PLAN: Final = 45
 _HEALTH: Final = 52
 _MILESTONE: Final = 50
 _LOSS: Final = 80
+#: Big relationship events (a proposal, a breakup, a divorce, a birth).
+_LIFE: Final = 68
+#: Loss or trauma named inside a request (「法事の準備を教えて」) is a topic, not an experience.
+_EVENT_IN_REQUEST: Final = 50
 _TRAUMA: Final = 86
 _FELT_BASE: Final = 10
 _FELT_PER_STRENGTH: Final = 10
@@ -40,9 +44,11 @@ _MIX: Final = 0.3
 def _anchor(topics: TopicScores, request: bool) -> int:
     anchor = _DEFAULT
     if topics["trauma"] >= 2:
-        anchor = _TRAUMA
+        anchor = _EVENT_IN_REQUEST if request else _TRAUMA
     elif topics["loss"] >= 2:
-        anchor = _LOSS
+        anchor = _EVENT_IN_REQUEST if request else _LOSS
+    elif topics["life"] >= 1.5:
+        anchor = _EVENT_IN_REQUEST if request else _LIFE
     elif topics["health"] >= 1.5:
         anchor = _HEALTH
     elif topics["milestone"] >= 1.5:

@@ -30,6 +30,7 @@ _VERB_FORMS: Final = frozenset({"v1", "v5a", "v5i", "v5e", "v5te"})
 #: A degree word reaches an emotion word at most this many characters later.
 _DEGREE_REACH: Final = 6
 _CLAUSE_STOP: Final = frozenset("。!?、,.\n」)")
+_OWN_ENDING: Final = frozenset("いくかけ")
 _KANA_OR_KANJI_AFTER_STEM_OK: Final = ADJ_INFLECTION | frozenset("ー~っ")
 # A positive word followed by のに is an expectation that was let down: 楽しみにしてたのに.
 _NONI: Final = "のに"
@@ -86,6 +87,11 @@ def _lex_match(
         end = i + length
         if form == "adj":
             fits = _adj_stem_ok(text, end)
+            # An inflection (い, く, か, け) belongs to the adjective's own morpheme: when
+            # a morpheme starts there, the stem is a chance sequence
+            # (no 痛い in 「していたイベント」).
+            if fits and ends is not None and end in ends and text[end : end + 1] in _OWN_ENDING:
+                fits = False
         elif form in ("na", "plain"):
             fits = ends is None or end in ends
         else:

@@ -39,6 +39,7 @@ TOPICS: Final = (
     "correction",
     "fact",
     "plan",
+    "life",
 )
 #: "I have two cats", "we adopted a puppy": owning a pet is a fact about one's life.
 _PET_OWNER_EN: Final = re.compile(
