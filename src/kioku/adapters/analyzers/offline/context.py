@@ -35,6 +35,12 @@ _REQUEST_EN: Final = re.compile(
     r"|list|translate|summari[sz]e|let me know|add|remove|rename|convert|generate|check)\b"
     r"|\bplease\b"
 )
+#: "write a sad poem", "translate 'I am happy'": the feeling words are the content asked for.
+_CONTENT_REQUEST_EN: Final = re.compile(
+    r"^(?:please |pls |(?:can|could|would|will) you (?:please )?)?(?:write|compose|draft|translate"
+    r"|rewrite|reword|summari[sz]e|generate|suggest|paraphrase|proofread|make up|come up with)\b"
+)
+_SENT_EN: Final = re.compile(r"[^.!?\n]+[.!?\n]*")
 _TECH_LATIN: Final = re.compile(
     r"[A-Za-z]+[0-9]+[A-Za-z0-9]*|[a-z]+[A-Z][A-Za-z]+|[A-Z]{2,}[a-z]*s?\b|\w+\.(?:js|py|ts|json|md|"
     r"yml|yaml|toml|sql|go|rs|java|css|html)\b|\b\d{3}\b|`[^`]+`|\w+\(\)|[A-Z][a-z]+[A-Z]\w*"
@@ -74,6 +80,8 @@ class Context:
     #: The turn is about a task (a request, or technical text anywhere in it).
     task: bool
     lang: str
+    #: English sentences that ask for text to be written ("write a sad poem").
+    content_requests: tuple[tuple[int, int], ...] = ()
 
 
 def build_context(text: str, cased: str, lang: str, *, work: bool = False) -> Context:
@@ -92,6 +100,13 @@ def build_context(text: str, cased: str, lang: str, *, work: bool = False) -> Co
     if lang == "mixed":
         contrasts += tuple(m.start() for m in _CONTRAST_EN.finditer(text))
     quotes = tuple((m.start(), m.end()) for m in _QUOTE.finditer(text))
+    content: tuple[tuple[int, int], ...] = ()
+    if lang != "ja":
+        content = tuple(
+            (m.start(), m.end())
+            for m in _SENT_EN.finditer(text)
+            if _CONTENT_REQUEST_EN.match(m.group().strip())
+        )
     return Context(
         sentences=tuple(sentences),
         contrasts=contrasts,
@@ -102,6 +117,7 @@ def build_context(text: str, cased: str, lang: str, *, work: bool = False) -> Co
         any_tech=any(s[3] for s in sentences),
         task=work or any(s[2] or s[3] for s in sentences),
         lang=lang,
+        content_requests=content,
     )
 
 
@@ -131,7 +147,9 @@ def weigh(raw_hits: list[RawHit], ctx: Context) -> list[Hit]:
                 factor *= _QUESTION_EN
             if raw.hypothetical:
                 factor *= _HYPOTHETICAL
-            if any(a <= hit.start < b for a, b in ctx.quotes):
+            if any(a <= hit.start < b for a, b in ctx.content_requests):
+                factor *= _QUOTED_IN_REQUEST
+            elif any(a <= hit.start < b for a, b in ctx.quotes):
                 factor *= _QUOTED_IN_REQUEST if request else _QUOTED
             if any(c > hit.start for c in ctx.contrasts):
                 factor *= _BEFORE_CONTRAST

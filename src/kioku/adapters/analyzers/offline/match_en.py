@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Final
 
+from .events_en import match_events
 from .hits import Hit
 from .irony_en import read_irony
 from .lexicon import EnLexicon, Entry
@@ -341,4 +342,8 @@ def match_english(words: list[Word], lex: EnLexicon, stop: frozenset[str]) -> li
         hits.append(RawHit(hit, end, entry.topical, _hypothetical(words, i)))
         i += lex_len + after
     flush_orphan()
+    events = match_events(words)
+    if events:
+        taken = {e.hit.start for e in events}
+        hits = [h for h in hits if h.hit.start not in taken] + events
     return read_irony(words, hits)

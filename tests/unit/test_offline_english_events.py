@@ -1,0 +1,69 @@
+"""English life events without a feeling word, and feeling words that are only requested content.
+
+Every sentence here was written for these tests; none comes from an evaluation set.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kioku.adapters.analyzers.offline import OfflineAnalyzer
+from kioku.core.model import Valence
+from kioku.ports.analyzer import Turn
+
+POS, NEG, NEU = Valence.POSITIVE, Valence.NEGATIVE, Valence.NEUTRAL
+
+
+@pytest.fixture(scope="module")
+def analyzer() -> OfflineAnalyzer:
+    return OfflineAnalyzer()
+
+
+@pytest.mark.parametrize(
+    ("text", "expected", "tag"),
+    [
+        ("I passed my driving test today!", POS, "pride"),
+        ("She landed the job at the bakery", POS, "joy"),
+        ("I got promoted on Friday", POS, "pride"),
+        ("We lost our dog last week.", NEG, "sadness"),
+        ("I failed my chemistry exam again", NEG, "sadness"),
+        ("I didn't get the job", NEG, "sadness"),
+        ("I almost failed the exam", POS, "relief"),
+        ("My cat ran away last night", NEG, "sadness"),
+        ("We broke up in March", NEG, "sadness"),
+    ],
+)
+def test_life_events(analyzer: OfflineAnalyzer, text: str, expected: Valence, tag: str) -> None:
+    result = analyzer.analyze(Turn(text))
+    assert result.valence is expected
+    assert tag in result.tags
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the build passed the test suite",
+        "did you pass the test?",
+        "we lost the game on penalties",
+    ],
+)
+def test_not_life_events(analyzer: OfflineAnalyzer, text: str) -> None:
+    assert analyzer.analyze(Turn(text)).valence is not POS
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Please write a sad poem about autumn.",
+        "Translate 'I am happy' into French.",
+        "Can you write a cheerful birthday message for my coworker?",
+        "Draft an angry complaint letter about a late parcel.",
+    ],
+)
+def test_requested_content_is_not_felt(analyzer: OfflineAnalyzer, text: str) -> None:
+    assert analyzer.analyze(Turn(text)).valence is NEU
+
+
+def test_feeling_before_a_request_still_counts(analyzer: OfflineAnalyzer) -> None:
+    result = analyzer.analyze(Turn("My dog died. Please write a short poem for him."))
+    assert result.valence is NEG
