@@ -60,3 +60,18 @@ def test_katakana_after_a_verb_is_no_adjective(analyzer: OfflineAnalyzer) -> Non
     # 「していたイベント」 folds to …していたいべんと: no 痛い in it.
     hits = analyzer.read("楽しみにしていたイベント").emotion.hits
     assert all(h.term not in ("痛い", "いたい") for h in hits)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "先週、15年一緒に暮らした猫が息を引き取りました。最期は私の腕の中でした。",
+        "昨日の夜、暗い道でずっと後ろを誰かがついてきてた。コンビニに駆け込んだ。",
+        "Last night a car ran a red light and missed me by a metre. My hands are still shaking.",
+    ],
+)
+def test_a_told_experience_outranks_small_talk(analyzer: OfflineAnalyzer, text: str) -> None:
+    result = analyzer.analyze(Turn(text, ""))
+    assert result.category == "emotional"
+    assert result.intensity >= 50
+    assert result.intensity > intensity(analyzer, "夜の散歩、風が気持ちいい")

@@ -33,6 +33,12 @@ _LIFE: Final = 68
 #: Loss or trauma named inside a request (「法事の準備を教えて」) is a topic, not an experience.
 _EVENT_IN_REQUEST: Final = 50
 _TRAUMA: Final = 86
+#: A told experience of one's own life (a short personal episode) starts here and rises with
+#: how clearly it is told as one, up to _STORY_MAX.
+_STORY_MIN: Final = 1.5
+_STORY_BASE: Final = 44
+_STORY_STEP: Final = 8
+_STORY_MAX: Final = 62
 _FELT_BASE: Final = 10
 _FELT_PER_STRENGTH: Final = 10
 _SELF: Final = 5
@@ -67,6 +73,9 @@ def _anchor(topics: TopicScores, request: bool) -> int:
         anchor = _CORRECTION
     elif topics["ack"] >= 1 or topics["casual"] + topics["pet"] >= 1.5:
         anchor = _ACK if topics["ack"] >= 1 else 10
+    story = topics["story"]
+    if story >= _STORY_MIN and not request:
+        anchor = max(anchor, min(_STORY_MAX, round(_STORY_BASE + _STORY_STEP * story)))
     return anchor
 
 

@@ -40,6 +40,7 @@ TOPICS: Final = (
     "fact",
     "plan",
     "life",
+    "story",
 )
 #: "I have two cats", "we adopted a puppy": owning a pet is a fact about one's life.
 _PET_OWNER_EN: Final = re.compile(
@@ -139,6 +140,45 @@ def _find_en(
         i += 1
 
 
+# A told experience: past-tense clause ends (落ちた。, 震えた、, 言われた), time anchors (昨日,
+# 先週, あのとき) and length. Stories of one's own life are personal topics whatever their wording.
+_PAST_JA: Final = re.compile(
+    r"(?:[たっ]|だった|かった|ました|でした|てた|てました)(?=[。、,.!?…\s]|$|けど|のに|ら[、,])"
+)
+_TIME_JA: Final = re.compile(
+    r"昨日|きのう|昨夜|今朝|先週|先月|去年|昨年|この前|こないだ|あのとき|あの時|のとき|の時|ぶりに"
+    r"|今日|初めて|小[1-6１-６一二三四五六]|中[1-3１-３]|高校|学生時代|子どもの頃|子供の頃"
+)
+_PAST_EN: Final = frozenset(
+    """was were had got went came said told found saw took made felt left lost won ran
+    heard thought knew gave bought sold wrote caught sat stood spent kept met paid sent
+    forgot broke drove fell flew held began became brought taught""".split()
+)
+_TIME_EN: Final = frozenset(
+    "yesterday today tonight morning night week month year ago finally first".split()
+)
+
+
+def _story(folded: str, words: list[Word], lang: str) -> float:
+    """How much the text reads as a told personal experience (0 …)."""
+    if lang == "en":
+        past = sum(
+            1
+            for w in words
+            if w.low in _PAST_EN or (len(w.low) > 4 and w.low.endswith("ed") and w.is_word)
+        )
+        time = any(w.low in _TIME_EN for w in words)
+        length = sum(len(w.low) + 1 for w in words)
+        long_bonus = 0.5 if length >= 70 else 0.0
+        long_bonus += 0.5 if length >= 110 else 0.0
+    else:
+        past = len(_PAST_JA.findall(folded))
+        time = _TIME_JA.search(folded) is not None
+        long_bonus = 0.5 if len(folded) >= 35 else 0.0
+        long_bonus += 0.5 if len(folded) >= 60 else 0.0
+    return min(past, 3) * 0.6 + (0.5 if time else 0.0) + long_bonus
+
+
 def _technical_tokens(words: list[Word], stop: frozenset[str]) -> float:
     """camelCase, ALLCAPS acronyms, dotted names and file names are signs of technical work."""
     count = sum(1 for w in words if w.is_word and w.low not in stop and _TECH.match(w.text))
@@ -165,4 +205,7 @@ def find_topics(
         if _PET_OWNER_EN.search(" ".join(w.low for w in words)):
             out["fact"] += 1.8
             cues.append("pet owner")
+    story = _story(folded, words, lang) if lang != "other" else 0.0
+    if story:
+        out["story"] = story
     return TopicScores(dict(out), tuple(cues))
