@@ -38,3 +38,23 @@ def analyzer() -> OfflineAnalyzer:
 )
 def test_phrase_reading(analyzer: OfflineAnalyzer, text: str, expected: Valence) -> None:
     assert analyzer.analyze(Turn(text)).valence is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'm absolutely fuming about the parking fine", NEG),
+        ("I've never been so mortified in my life", NEG),
+        ("I've been feeling low all week", NEG),
+        ("my dad was diagnosed with diabetes", NEG),
+        ("the scan came back negative", POS),
+        ("the note from my neighbour made my day", POS),
+        ("we're moving to Leeds in June", NEU),
+        # Nouns that only look like comparatives of a feeling word.
+        ("she changed careers at forty", NEU),
+        ("is there a customer service number?", NEU),
+        ("a stranger held the door for us", NEU),
+    ],
+)
+def test_vocabulary(analyzer: OfflineAnalyzer, text: str, expected: Valence) -> None:
+    assert analyzer.analyze(Turn(text)).valence is expected

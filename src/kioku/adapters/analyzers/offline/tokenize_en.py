@@ -49,9 +49,17 @@ _CENSORED: Final = (("mf", "fuck"), ("f", "fuck"), ("sh", "shit"), ("b", "bitch"
 _REPEAT2: Final = re.compile(r"(.)\1+")
 
 
+#: Nouns that only look like comparatives of a listed word (career is no "more care").
+_NOT_COMPARATIVE: Final = frozenset(
+    {"career", "careers", "stranger", "strangers", "sweater", "number", "numbers"}
+)
+
+
 def stem_candidates(word: str) -> Iterator[str]:
     """The word, then spellings it may be an inflection or elongation of (happ*ier* aside)."""
     yield word
+    if word in _NOT_COMPARATIVE:
+        return
     if _LAUGH.match(word):
         yield "haha"
         return
