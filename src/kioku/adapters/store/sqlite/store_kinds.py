@@ -72,12 +72,22 @@ class KindsPart:
     ) -> builtins.list[tuple[str, float]]:
         wanted = _wanted_kinds(flt)
         timed = flt.created_after is not None or flt.created_before is not None
-        if not timed and (wanted is None or not self._other_kinds(flt, wanted)):
+        if not timed and wanted is None:
             return self._scoped_vector_search(model, query, flt, limit)
         check_page(limit, 0)
+        fetch = limit * _OVERFETCH + 16
+        if not timed and wanted is not None:
+            others = self._other_kinds(flt, wanted, fetch)
+            if not others:
+                return self._scoped_vector_search(model, query, flt, limit)
+            if len(others) <= fetch:
+                # Few memories of the kinds not wanted: the best ``limit + len(others)`` of
+                # the scope hold the best ``limit`` of the wanted kinds (the ranking is a
+                # total order, score then id).
+                found = self._scoped_vector_search(model, query, flt, limit + len(others))
+                return [item for item in found if item[0] not in others][:limit]
         # The vector cache knows scope and archive only: rank more, filter, and rank more
         # again until enough pass or every vector of the scope has been ranked.
-        fetch = limit * _OVERFETCH + 16
         while True:
             found = self._scoped_vector_search(model, query, flt, fetch)
             kept = self._passing(found, wanted, flt)
@@ -116,20 +126,21 @@ class KindsPart:
             kept.append(item)
         return kept
 
-    def _other_kinds(self, flt: MemoryFilter, wanted: frozenset[str]) -> bool:
-        """Whether the scope holds a memory of a kind not wanted (else nothing to filter)."""
+    def _other_kinds(self, flt: MemoryFilter, wanted: frozenset[str], most: int) -> frozenset[str]:
+        """The ids of the scope's memories of a kind not wanted (else nothing to filter), when
+        there are at most ``most`` of them; ``most + 1`` of them otherwise."""
         others = [k.value for k in Kind if k.value not in wanted]
         if not others:
-            return False
+            return frozenset()
         where, params = where_clause(MemoryFilter(user_id=flt.user_id, agent_id=flt.agent_id))
         extra = " AND " if where else " WHERE "
         with self._reading() as conn:
-            row = conn.execute(
-                f"SELECT 1 FROM memories{where}{extra}kind IN ({placeholders(len(others))}) "
-                "LIMIT 1",
-                (*params, *others),
-            ).fetchone()
-        return row is not None
+            found = conn.execute(
+                f"SELECT id FROM memories{where}{extra}kind IN ({placeholders(len(others))}) "
+                "LIMIT ?",
+                (*params, *others, most + 1),
+            ).fetchall()
+        return frozenset(str(row[0]) for row in found)
 
     # -- cold storage ------------------------------------------------------------------
 
