@@ -330,3 +330,20 @@ def test_japanese_irony_after_a_mishap_is_negative(analyzer: OfflineAnalyzer, te
 )
 def test_japanese_plain_praise_stays_positive(analyzer: OfflineAnalyzer, text: str) -> None:
     assert analyze(analyzer, text).valence is Valence.POSITIVE
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["帰りの電車で、窓の外ばっかり見てた", "母が好物を作ってくれてた", "先輩が手伝ってくれた"],
+)
+def test_a_te_form_that_tells_is_no_request(analyzer: OfflineAnalyzer, text: str) -> None:
+    assert not analyzer.read(text).context.any_request
+
+
+@pytest.mark.parametrize("text", ["これ見て", "この文、英語に訳して", "手順を教えてください"])
+def test_a_te_form_that_asks_is_a_request(analyzer: OfflineAnalyzer, text: str) -> None:
+    assert analyzer.read(text).context.any_request
+
+
+def test_nasakenai_inflects(analyzer: OfflineAnalyzer) -> None:
+    assert analyze(analyzer, "情けなくて涙が出た").valence is Valence.NEGATIVE
