@@ -31,6 +31,10 @@ def analyzer() -> OfflineAnalyzer:
         "Thanks for nothing.",
         "I love waiting in line for two hours /s",
         "Oh joy, the train is delayed again.",
+        # Praise in the sentence after a mishap, and the emoji that go with it.
+        "Flight delayed two hours, then cancelled. Thank you, Skyway, truly the best.",
+        "The landlord is raising the rent again. Exactly what I needed this month.",
+        "Another weekend spent working late. Yay me 🎉",
     ],
 )
 def test_ironic_praise_is_negative(analyzer: OfflineAnalyzer, text: str) -> None:
@@ -49,7 +53,21 @@ def test_ironic_praise_is_negative(analyzer: OfflineAnalyzer, text: str) -> None
         "Great, thanks for fixing the outage",
         "Perfect. See you at noon.",
         "love that for you, congratulations on the new job",
+        "The wifi broke this morning. Great, it's working again!",
+        "Great job, thanks! 🎉",
     ],
 )
 def test_plain_praise_stays_positive(analyzer: OfflineAnalyzer, text: str) -> None:
     assert analyzer.analyze(Turn(text)).valence is POS
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The exam was brutal. Best feeling when it ended though.",
+        "My laptop died. Thanks so much for the help getting it back!",
+    ],
+)
+def test_praise_after_a_remedy_or_a_turn_is_not_irony(analyzer: OfflineAnalyzer, text: str) -> None:
+    hits = analyzer.read(text).emotion.hits
+    assert all(h.score > 0 for h in hits if h.term in {"best", "thanks"})

@@ -17,7 +17,10 @@ from .hits import Hit
 from .match_ja import RawHit
 from .tokenize_en import Word
 
-__all__ = ["read_irony"]
+__all__ = ["IRONY", "ironic_expressions", "read_irony"]
+
+#: The term of the hits that mark a text as ironic.
+IRONY: Final = "irony"
 
 #: Words of praise that irony turns around (base forms, as the lexicon names them).
 _PRAISE: Final = frozenset(
@@ -46,13 +49,22 @@ _PRAISE: Final = frozenset(
         "love",
         "thanks",
         "thank you",
+        "thank",
+        "exactly",
+        "best",
     }
 )
 #: Words right before praise that make it an exclamation ("oh great", "just perfect").
 _FRAMING: Final = frozenset({"oh", "ah", "just", "how", "well", "wow"})
 _SENTENCE_END: Final = frozenset({".", "!", "?", ";", ":"})
 #: After praise: "thanks a lot", "love that for me".
-_AFTER: Final = (("a", "lot"), ("that", "for", "me"), ("that", "for", "us"), ("this", "for", "me"))
+_AFTER: Final = (
+    ("a", "lot"),
+    ("that", "for", "me"),
+    ("that", "for", "us"),
+    ("this", "for", "me"),
+    ("me",),
+)
 #: Signs that something went wrong, beyond the lexicon's negative words.
 _MISHAP: Final = frozenset(
     {
@@ -89,7 +101,24 @@ _MISHAP: Final = frozenset(
 )
 #: A problem that was dealt with: praise about it is sincere.
 _RESOLVED: Final = frozenset(
-    {"fixed", "solved", "resolved", "works", "worked", "working", "back", "restored"}
+    {
+        "fixed",
+        "fixing",
+        "solved",
+        "resolved",
+        "works",
+        "worked",
+        "working",
+        "back",
+        "restored",
+        "help",
+        "helped",
+    }
+)
+_NOT_A_REMEDY: Final = frozenset({"late", "overtime", "weekends", "nights", "on"})
+#: A turn for the better: "brutal exam, best feeling when it ended though".
+_TURN: Final = frozenset(
+    {"but", "though", "however", "although", "luckily", "fortunately", "thankfully", "anyway"}
 )
 #: Ironic on their own: the speaker means the opposite.
 _ALWAYS: Final = (("yeah", "right"), ("thanks", "for", "nothing"), ("sure", "jan"))
@@ -129,6 +158,30 @@ def _always(words: list[Word]) -> list[tuple[int, int]]:
     return found
 
 
+def _after_mishap(words: list[Word], i: int, hits: list[RawHit]) -> bool:
+    """Whether a sentence before word ``i``'s reports a mishap ("Train cancelled. Thanks!")."""
+    start = i
+    while start > 0 and not (
+        words[start - 1].low in _SENTENCE_END or words[start - 1].low.startswith(".")
+    ):
+        start -= 1
+    if start == 0:
+        return False
+    before = words[:start]
+    edge = words[start].start
+    return any(w.low in _MISHAP for w in before) or any(
+        r.hit.score <= -0.5 and r.hit.start < edge for r in hits
+    )
+
+
+def _resolved(words: list[Word]) -> bool:
+    """A problem was dealt with ("it's working again"; "working late" is no remedy)."""
+    return any(
+        w.low in _RESOLVED and not (k + 1 < len(words) and words[k + 1].low in _NOT_A_REMEDY)
+        for k, w in enumerate(words)
+    )
+
+
 def read_irony(words: list[Word], hits: list[RawHit]) -> list[RawHit]:
     """``hits`` with ironic praise turned negative (and a hit for "yeah right")."""
     at = {w.start: i for i, w in enumerate(words)}
@@ -141,14 +194,19 @@ def read_irony(words: list[Word], hits: list[RawHit]) -> list[RawHit]:
         if i is None or hit.score <= 0:
             continue
         if any(a <= hit.start < b for a, b in always) or (
-            hit.term in _PRAISE and _framed(words, i, len(hit.term.split()))
+            hit.term in _PRAISE
+            and (_framed(words, i, len(hit.term.split())) or _after_mishap(words, i, hits))
         ):
             framed.append(k)
     if not framed and not always:
         return hits
     others = [raw.hit for k, raw in enumerate(hits) if k not in framed]
     mishap = bool(lows & _MISHAP) or any(h.score <= -0.5 for h in others)
-    kind = bool(lows & _RESOLVED) or any(h.score >= 1.0 for h in others)
+    kind = (
+        _resolved(words)
+        or bool(lows & _TURN)
+        or any(h.score >= 1.0 and h.term not in _PRAISE for h in others)
+    )
     out = list(hits)
     if always or (mishap and not kind):
         for k in framed:
@@ -156,6 +214,22 @@ def read_irony(words: list[Word], hits: list[RawHit]) -> list[RawHit]:
             turned = replace(hit, score=_IRONIC_SCORE * hit.score, tags=_IRONIC_TAGS)
             out[k] = replace(out[k], hit=turned)
     for start, end in always:
-        hit = Hit("irony", start, _ALWAYS_SCORE, 1, _IRONIC_TAGS)
+        hit = Hit(IRONY, start, _ALWAYS_SCORE, 1, _IRONIC_TAGS)
         out.append(RawHit(hit, end, False, False))
+    if framed and (always or (mishap and not kind)):
+        # A marker for the emoji and laughter that go with the irony ("Yay me 🎉").
+        out.append(RawHit(Hit(IRONY, words[0].start, 0.0, 0, ()), words[0].end, False, False))
+    return out
+
+
+def ironic_expressions(raw: list[RawHit]) -> list[RawHit]:
+    """In an ironic text, celebrating emoji and laughter go with the irony ("Yay me 🎉")."""
+    if not any(r.hit.term == IRONY for r in raw):
+        return raw
+    out = []
+    for r in raw:
+        if r.expressive and r.hit.score > 0:
+            turned = replace(r.hit, score=_IRONIC_SCORE * 0.6 * r.hit.score, tags=_IRONIC_TAGS)
+            r = replace(r, hit=turned)
+        out.append(r)
     return out
