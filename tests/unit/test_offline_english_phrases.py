@@ -58,3 +58,13 @@ def test_phrase_reading(analyzer: OfflineAnalyzer, text: str, expected: Valence)
 )
 def test_vocabulary(analyzer: OfflineAnalyzer, text: str, expected: Valence) -> None:
     assert analyzer.analyze(Turn(text)).valence is expected
+
+
+def test_single_quoted_words_are_mentioned_not_felt(analyzer: OfflineAnalyzer) -> None:
+    quoted = analyzer.read("What's a word for 'very tired' that isn't 'exhausted'?").emotion
+    plain = analyzer.read("What's a word for very tired that isn't exhausted?").emotion
+    assert quoted.negative < plain.negative
+    assert (
+        analyzer.analyze(Turn("What's a word for 'very tired' that isn't 'exhausted'?")).valence
+        is NEU
+    )

@@ -53,7 +53,9 @@ _CONTRAST_JA: Final = re.compile(
 _CONTRAST_EN: Final = re.compile(
     r"\b(?:but|however|though|yet|except|nevertheless|nonetheless|still,|although)\b", re.IGNORECASE
 )
-_QUOTE: Final = re.compile(r"「[^」]{0,40}」|『[^』]{0,40}』|\"[^\"]{0,40}\"|“[^”]{0,40}”")
+_QUOTE: Final = re.compile(
+    r"「[^」]{0,40}」|『[^』]{0,40}』|\"[^\"]{0,40}\"|“[^”]{0,40}”|‘[^’]{0,40}’|(?<!\w)'[^'\n]{1,40}'(?!\w)"
+)
 _SENT: Final = re.compile(r"[^。!?\n]+[。!?\n]*")
 
 _TOPICAL_IN_TASK: Final = 0.25
