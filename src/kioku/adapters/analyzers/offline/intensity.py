@@ -40,11 +40,11 @@ _STORY_BASE: Final = 44
 _STORY_STEP: Final = 8
 _STORY_MAX: Final = 62
 _FELT_BASE: Final = 10
-_FELT_PER_STRENGTH: Final = 10
+_FELT_PER_STRENGTH: Final = 7
 _SELF: Final = 5
 _NEGATIVITY: Final = 10
 #: How much the lower of the topic anchor and the felt strength adds to the higher one.
-_MIX: Final = 0.3
+_MIX: Final = 0.5
 
 
 def _anchor(topics: TopicScores, request: bool) -> int:
