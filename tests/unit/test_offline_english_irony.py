@@ -71,3 +71,18 @@ def test_plain_praise_stays_positive(analyzer: OfflineAnalyzer, text: str) -> No
 def test_praise_after_a_remedy_or_a_turn_is_not_irony(analyzer: OfflineAnalyzer, text: str) -> None:
     hits = analyzer.read(text).emotion.hits
     assert all(h.score > 0 for h in hits if h.term in {"best", "thanks"})
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("I'm crying at this video of a goat yelling 😂😂", POS),
+        ("I'm dead lmao, that caption", POS),
+        ("I'm crying, I miss her so much", NEG),
+        ("my old dog died this morning 😭", NEG),
+    ],
+)
+def test_tears_next_to_laughter_are_laughter(
+    analyzer: OfflineAnalyzer, text: str, expected: Valence
+) -> None:
+    assert analyzer.analyze(Turn(text)).valence is expected

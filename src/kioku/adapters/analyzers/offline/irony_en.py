@@ -17,7 +17,7 @@ from .hits import Hit
 from .match_ja import RawHit
 from .tokenize_en import Word
 
-__all__ = ["IRONY", "ironic_expressions", "read_irony"]
+__all__ = ["IRONY", "ironic_expressions", "laughing_tears", "read_irony"]
 
 #: The term of the hits that mark a text as ironic.
 IRONY: Final = "irony"
@@ -231,5 +231,23 @@ def ironic_expressions(raw: list[RawHit]) -> list[RawHit]:
         if r.expressive and r.hit.score > 0:
             turned = replace(r.hit, score=_IRONIC_SCORE * 0.6 * r.hit.score, tags=_IRONIC_TAGS)
             r = replace(r, hit=turned)
+        out.append(r)
+    return out
+
+
+#: Laughter in any form: with it, "I'm crying", "I'm dead", "screaming" mean laughing hard.
+_LAUGHTER: Final = frozenset({"😂", "🤣", "😹", "lol", "lmao", "lmfao", "rofl", "haha", "hahaha"})
+_HYPERBOLE: Final = frozenset({"crying", "cry", "dead", "dying", "die", "scream", "screaming"})
+_HYPERBOLE_SCORE: Final = 1.5
+
+
+def laughing_tears(raw: list[RawHit]) -> list[RawHit]:
+    """ "I'm crying at this 😂": tears, death and screams next to laughter are laughter too."""
+    if not any(r.hit.term in _LAUGHTER for r in raw):
+        return raw
+    out = []
+    for r in raw:
+        if r.hit.term in _HYPERBOLE and r.hit.score < 0 and not r.hit.negated:
+            r = replace(r, hit=replace(r.hit, score=_HYPERBOLE_SCORE, tags=("joy",)))
         out.append(r)
     return out

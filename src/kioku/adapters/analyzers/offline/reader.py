@@ -13,7 +13,7 @@ from .context import Context, build_context, weigh
 from .emotion import EmotionResult, score_emotion
 from .expressive import match_expressive
 from .hits import Hit
-from .irony_en import ironic_expressions
+from .irony_en import ironic_expressions, laughing_tears
 from .keywords import english_stopwords
 from .lexicon import en_lexicon, ja_lexicon
 from .match_en import match_english
@@ -104,7 +104,7 @@ def read_text(
         raw.extend(match_english(words, en_lexicon(), stop))
     if feelings and not unreadable:
         raw.extend(match_expressive(cleaned))
-        raw = ironic_expressions(raw)
+        raw = laughing_tears(ironic_expressions(raw))
     topics = find_topics(folded, starts, words, stop, language)
     context = build_context(folded, cased, language, work=topics["work"] >= 1.5)
     hits = weigh(raw, context)
