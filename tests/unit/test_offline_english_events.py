@@ -31,6 +31,10 @@ def analyzer() -> OfflineAnalyzer:
         ("I almost failed the exam", POS, "relief"),
         ("My cat ran away last night", NEG, "sadness"),
         ("We broke up in March", NEG, "sadness"),
+        ("Sold my first ceramic bowl at the craft fair", POS, "pride"),
+        ("Defended my dissertation this afternoon", POS, "pride"),
+        ("Got my grades back. Passed everything.", POS, "pride"),
+        ("We adopted a rescue greyhound", POS, "joy"),
     ],
 )
 def test_life_events(analyzer: OfflineAnalyzer, text: str, expected: Valence, tag: str) -> None:

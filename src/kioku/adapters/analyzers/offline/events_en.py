@@ -20,6 +20,7 @@ __all__ = ["match_events"]
 
 _EXAMS: Final = frozenset(
     {"exam", "exams", "test", "bar", "interview", "certification", "boards", "finals", "course"}
+    | {"everything"}
 )
 _AWARDS: Final = frozenset(
     {"job", "offer", "promotion", "raise", "award", "prize", "scholarship", "grant", "contract"}
@@ -63,6 +64,8 @@ _EVENTS: Final[dict[str, tuple[frozenset[str], float, tuple[str, ...]]]] = {
     "landed": (_AWARDS | frozenset({"client", "deal"}), 2.2, ("joy", "pride")),
     "got": (_AWARDS, 1.8, ("joy", "pride")),
     "earned": (_AWARDS | frozenset({"degree", "diploma", "license", "licence"}), 2.0, ("pride",)),
+    "defended": (frozenset({"thesis", "dissertation", "phd"}), 2.2, ("pride", "joy")),
+    "sold": (frozenset({"first"}), 2.0, ("pride", "joy")),
     "failed": (_EXAMS, -2.2, ("sadness",)),
     "flunked": (_EXAMS, -2.2, ("sadness",)),
     "lost": (_KIN | frozenset({"job"}), -2.6, ("sadness",)),
