@@ -123,7 +123,7 @@ _TURN: Final = frozenset(
 #: Ironic on their own: the speaker means the opposite.
 _ALWAYS: Final = (("yeah", "right"), ("thanks", "for", "nothing"), ("sure", "jan"))
 _IRONIC_SCORE: Final = -0.8
-_IRONIC_TAGS: Final = ("frustration",)
+_IRONIC_TAGS: Final = ("frustration", "anger")
 _ALWAYS_SCORE: Final = -1.4
 
 
