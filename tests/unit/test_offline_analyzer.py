@@ -313,6 +313,9 @@ def test_spec_protected_example(analyzer: OfflineAnalyzer) -> None:
         "寝坊した。いやー、ついてるね",
         "はいはい、また仕様変更ね。最高だわ、ほんと",
         "ありがとうございます〜（棒）",
+        "役所で3時間待たされた挙句、追い返された。さすがお役所、期待を裏切らない。",
+        "今日の会議、1時間かけて何も決まらなかった。素晴らしい生産性ですね",
+        "すごーい、また寝坊した私。天才かな？",
     ],
 )
 def test_japanese_irony_after_a_mishap_is_negative(analyzer: OfflineAnalyzer, text: str) -> None:
@@ -326,6 +329,7 @@ def test_japanese_irony_after_a_mishap_is_negative(analyzer: OfflineAnalyzer, te
         "バグ直してくれた、さすが！",
         "大変だったけど、最高だった",
         "合格した！さすが私",
+        "財布落とした。交番に届いてた。最高！",
     ],
 )
 def test_japanese_plain_praise_stays_positive(analyzer: OfflineAnalyzer, text: str) -> None:

@@ -163,9 +163,13 @@ def weigh(raw_hits: list[RawHit], ctx: Context) -> list[Hit]:
         tags = hit.tags
         if ctx.sarcasm and score > 0:
             score, tags = -0.8 * score, ("frustration", "anger")
-        elif score > 0 and any(a <= hit.start < b for a, b in ctx.irony):
+        elif score > 0 and ctx.irony:
+            # Ironic praise turns the kind words of the whole turn around.
             score, tags = -0.8 * score, ("frustration",)
         if factor != 1.0 or score != hit.score:
             hit = replace(hit, score=score, tags=tags)
         out.append(hit)
+    if ctx.irony and not any(h.score < 0 for h in out):
+        # Irony with no kind word the lexicon knows (「天才かな？」) still voices annoyance.
+        out.append(Hit("irony", ctx.irony[0][0], -1.2, 1, ("frustration",)))
     return out

@@ -32,17 +32,46 @@ _PRAISE: Final = re.compile(
 _MISHAP: Final = re.compile(
     r"(?:落ち|落とし|なくし|無くし|失くし|忘れ|壊れ|壊し|止まっ|遅れ|遅刻し|寝坊し|失敗し|間違え"
     r"|消え|こぼし|割れ|割っ|乗り遅れ|振られ|ふられ|落選し|故障し|詰ん|やらかし|しくじっ|みすっ"
-    r"|転ん|迷っ|切れ|外れ|ばれ|怒られ|落とされ|断られ|取られ|盗まれ|踏まれ)"
-    r"(?:た|てた|ちゃった|じゃった|てる|ました|てしまった)"
+    r"|転ん|迷っ|切れ|外れ|ばれ|怒られ|落とされ|断られ|取られ|盗まれ|踏まれ|待たされ|追い返され"
+    r"|暴落し|傷をつけ|決まらなかっ|分からなくなっ|わからなくなっ)"
+    r"(?:た|てた|ちゃった|じゃった|てる|ました|てしまった|て(?:きて)?(?=[、,]))"
     r"|また(?:ばぐ|えらー|仕様変更|残業|休日出勤|障害|延期|中止|遅延|どたきゃん|雨|落ち|ふりーず)"
     r"|遅延|渋滞|停電|炎上|どたきゃん|休日出勤|仕様変更|最悪|ついてない|うんざり"
 )
-#: Help or a good turn in the previous clause makes the praise sincere.
-_KINDNESS: Final = re.compile(r"くれ|もらっ|いただ|直っ|直し|解決|助け|治っ|見つか")
+#: Help or a good turn since the mishap makes the praise sincere
+#: (「財布落とした。交番に届いてた。最高！」).
+_KINDNESS: Final = re.compile(
+    r"くれ|もらっ|いただ|直っ|直し|解決|助け|助か|治っ|見つか|届い|戻っ|返ってき|間に合|無事|よかっ"
+)
 #: A contrast before the praise turns the sentence round sincerely (「けど、最高だった」).
 _CONTRAST: Final = re.compile(r"けど|けれど|が$|でも|しかし|のに")
+#: Praise that is ironic anywhere in a sentence told after a mishap
+#: (「…追い返された。さすがお役所」).
+_OVERT: Final = re.compile(
+    r"さすが(?!に)|流石(?!に)|素晴らしい|すばらしい|最高(?!に)|完璧|天才|大ひっと|お見事"
+    r"|期待を裏切らない|感謝して(?:ます|る|います)|ありがとうございました"
+)
 _FILLER: Final = re.compile(r"(?:いや[ー~ぁあ]*|はいはい|ほんと(?:に)?|本当に|まじで)[、,\s]*")
 _LAUGH_TAIL: Final = re.compile(r"\(笑\)|笑+|w+|草")
+
+
+def _overt_after_mishap(clauses: list[tuple[int, int, str]], i: int) -> int | None:
+    """Where overt praise starts in clause ``i`` when an earlier sentence told a mishap."""
+    start, _, text = clauses[i]
+    praise = _OVERT.search(text)
+    if praise is None or _KINDNESS.search(text[: praise.start()]):
+        return None
+    # The mishap must lie in an earlier sentence, with no kindness or contrast since.
+    seen_end = False
+    for j in range(i - 1, -1, -1):
+        body = clauses[j][2]
+        if re.search(r"[。.!?]", body):
+            seen_end = True
+        if _KINDNESS.search(body) or _CONTRAST.search(body.rstrip("。、,.!?… ")):
+            return None
+        if seen_end and _MISHAP.search(body):
+            return start + praise.start()
+    return None
 
 
 def ironic_spans(folded: str) -> tuple[tuple[int, int], ...]:
@@ -53,11 +82,14 @@ def ironic_spans(folded: str) -> tuple[tuple[int, int], ...]:
         start, end, text = clauses[i]
         if _FILLER.fullmatch(text) and i + 1 < len(clauses):
             text += clauses[i + 1][2]
-        if _PRAISE.match(text) is None:
-            continue
         prev = clauses[i - 1][2].rstrip("。、,.!?… ")
-        if not _MISHAP.search(prev) or _KINDNESS.search(prev) or _CONTRAST.search(prev):
-            continue
+        if _PRAISE.match(text) is None or (
+            not _MISHAP.search(prev) or _KINDNESS.search(prev) or _CONTRAST.search(prev)
+        ):
+            found = _overt_after_mishap(clauses, i)
+            if found is None:
+                continue
+            start = found
         # The irony runs to the end of the sentence, laughter included.
         stop = end
         j = i + 1
