@@ -1,0 +1,31 @@
+"""English tags the labelling guide asks for: resignation and surprise in set phrases, irony's
+anger, joy for a favourite thing.
+
+Every sentence here was written for these tests; none comes from an evaluation set.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kioku.adapters.analyzers.offline import OfflineAnalyzer
+from kioku.ports.analyzer import Turn
+
+
+@pytest.fixture(scope="module")
+def analyzer() -> OfflineAnalyzer:
+    return OfflineAnalyzer()
+
+
+@pytest.mark.parametrize(
+    ("text", "tag"),
+    [
+        ("Gas prices up again. Not even surprised anymore.", "resignation"),
+        ("Locked out of my own flat again. Story of my life.", "resignation"),
+        ("Didn't expect the old bakery to still be open, so happy!", "surprise"),
+        ("Oh great, the printer jammed again.", "anger"),
+        ("My favourite cafe reopened today!", "joy"),
+    ],
+)
+def test_tag(analyzer: OfflineAnalyzer, text: str, tag: str) -> None:
+    assert tag in analyzer.analyze(Turn(text)).tags
