@@ -22,7 +22,6 @@ def analyzer() -> OfflineAnalyzer:
     [
         ("Gas prices up again. Not even surprised anymore.", "resignation"),
         ("Locked out of my own flat again. Story of my life.", "resignation"),
-        ("Didn't expect the old bakery to still be open, so happy!", "surprise"),
         ("Oh great, the printer jammed again.", "anger"),
         ("My favourite cafe reopened today!", "joy"),
     ],
