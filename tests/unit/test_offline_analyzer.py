@@ -351,3 +351,21 @@ def test_a_te_form_that_asks_is_a_request(analyzer: OfflineAnalyzer, text: str) 
 
 def test_nasakenai_inflects(analyzer: OfflineAnalyzer) -> None:
     assert analyze(analyzer, "情けなくて涙が出た").valence is Valence.NEGATIVE
+
+
+@pytest.mark.parametrize(
+    ("text", "valence", "tag"),
+    [
+        ("先週、猫のタマが息を引き取りました。", Valence.NEGATIVE, "sadness"),
+        ("姉に子どもが生まれた。", Valence.POSITIVE, "joy"),
+        ("母が好物を作ってくれてた", Valence.POSITIVE, "gratitude"),
+        ("質疑応答で指摘されて、顔から火が出るかと思った", Valence.NEGATIVE, "regret"),
+        ("今日のランチ、500円でこのボリュームはすごい", Valence.POSITIVE, "joy"),
+    ],
+)
+def test_japanese_events_told_without_a_feeling_word(
+    analyzer: OfflineAnalyzer, text: str, valence: Valence, tag: str
+) -> None:
+    result = analyze(analyzer, text)
+    assert result.valence is valence
+    assert tag in result.tags

@@ -166,6 +166,8 @@ def match_japanese(
             flush()
             word = text[i : i + mod_len]
             own = lex_found if lex_found and lex_found[0] == mod_len else None
+            if own is None and lex_found and lex_found[2] == "adj" and lex_found[0] < mod_len:
+                own = lex_found  # すごい is listed by its stem すご: 「このボリュームはすごい」
             if own is None and word in lex.words:
                 entry, form = lex.words[word]
                 own = (mod_len, entry, form)
