@@ -24,6 +24,12 @@ def analyzer() -> OfflineAnalyzer:
         ("Locked out of my own flat again. Story of my life.", "resignation"),
         ("Oh great, the printer jammed again.", "anger"),
         ("My favourite cafe reopened today!", "joy"),
+        ("Can't sleep again, my interview is at nine.", "anxiety"),
+        ("This song takes me back to summer camp.", "nostalgia"),
+        ("Moved to a new town and I'm all alone here.", "loneliness"),
+        ("I did it! Ran the whole 10k without stopping.", "pride"),
+        ("Wow, octopuses have three hearts? Tell me more!", "curiosity"),
+        ("The audacity of that man, cutting the queue.", "anger"),
     ],
 )
 def test_tag(analyzer: OfflineAnalyzer, text: str, tag: str) -> None:
