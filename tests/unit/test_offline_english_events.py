@@ -62,6 +62,7 @@ def test_not_life_events(analyzer: OfflineAnalyzer, text: str) -> None:
         "Translate 'I am happy' into French.",
         "Can you write a cheerful birthday message for my coworker?",
         "Draft an angry complaint letter about a late parcel.",
+        "Help me write a polite email declining the Friday meeting.",
     ],
 )
 def test_requested_content_is_not_felt(analyzer: OfflineAnalyzer, text: str) -> None:

@@ -39,7 +39,8 @@ _REQUEST_EN: Final = re.compile(
 )
 #: "write a sad poem", "translate 'I am happy'": the feeling words are the content asked for.
 _CONTENT_REQUEST_EN: Final = re.compile(
-    r"^(?:please |pls |(?:can|could|would|will) you (?:please )?)?(?:write|compose|draft|translate"
+    r"^(?:please |pls |(?:can|could|would|will) you (?:please )?)?(?:help me (?:to )?)?"
+    r"(?:write|compose|draft|translate"
     r"|rewrite|reword|summari[sz]e|generate|suggest|paraphrase|proofread|make up|come up with)\b"
 )
 _SENT_EN: Final = re.compile(r"[^.!?\n]+[.!?\n]*")
