@@ -369,3 +369,13 @@ def test_japanese_events_told_without_a_feeling_word(
     result = analyze(analyzer, text)
     assert result.valence is valence
     assert tag in result.tags
+
+
+def test_tanoshimi_is_anticipation(analyzer: OfflineAnalyzer) -> None:
+    assert "excitement" in analyze(analyzer, "新しいスニーカー届いた〜！履くの楽しみ").tags
+
+
+def test_a_story_that_names_work_is_not_a_task(analyzer: OfflineAnalyzer) -> None:
+    text = "今日、ずっと目標にしてた簿記2級に合格した！！仕事終わりに毎日勉強してきた甲斐があった！"
+    assert not analyzer.read(text).context.task
+    assert "pride" in analyze(analyzer, text).tags
