@@ -68,3 +68,19 @@ def test_single_quoted_words_are_mentioned_not_felt(analyzer: OfflineAnalyzer) -
         analyzer.analyze(Turn("What's a word for 'very tired' that isn't 'exhausted'?")).valence
         is NEU
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("lol fair", NEU),
+        ("ok cool", NEU),
+        ("Nope, that's all for now.", NEU),
+        ("ok sounds good", NEU),
+        # Not only an acknowledgement: the feeling counts.
+        ("ok cool, I'm thrilled about the trip", POS),
+        ("lol", POS),
+    ],
+)
+def test_acknowledgements(analyzer: OfflineAnalyzer, text: str, expected: Valence) -> None:
+    assert analyzer.analyze(Turn(text)).valence is expected

@@ -70,6 +70,14 @@ _PRONOUNS: Final = frozenset({"i", "we", "you", "they", "he", "she", "u", "i'd",
 _LIKE_OBJECT: Final = frozenset(
     {"this", "that", "these", "those", "him", "her", "them", "you", "me", "us"}
 )
+#: Acknowledgements carry no feeling (labelling guide: "ok" is neutral).
+_ACK_CORE: Final = frozenset(
+    {"ok", "okay", "k", "kk", "cool", "fair", "noted", "alright", "gotcha", "sure", "nope", "yep"}
+)
+_ACK: Final = _ACK_CORE | frozenset(
+    {"yup", "yeah", "yes", "no", "lol", "haha", "enough", "got", "it", "that's", "thats"}
+    | {"all", "for", "now", "makes", "sense", "then", "right", "sounds", "good", "fine"}
+)
 #: Words that only express a feeling when a person is the subject ("I like", not "looks like").
 _NEEDS_SUBJECT: Final = frozenset({"like", "likes", "liked", "miss", "missed", "care", "wish"})
 #: Words that start with "un" but are not "un-" + a listed word.
@@ -257,8 +265,16 @@ def _phrase(
     return 0
 
 
+def _acknowledgement(words: list[Word]) -> bool:
+    """A turn that only acknowledges ("ok cool", "lol fair", "nope, that's all for now")."""
+    lows = [w.low for w in words if w.is_word]
+    return 0 < len(lows) <= 6 and bool(_ACK_CORE.intersection(lows)) and _ACK.issuperset(lows)
+
+
 def match_english(words: list[Word], lex: EnLexicon, stop: frozenset[str]) -> list[RawHit]:
     """Emotion hits over English tokens; ``stop`` are words never stemmed into a lexicon word."""
+    if _acknowledgement(words):
+        return []
     hits: list[RawHit] = []
     degree = 1.0
     degree_until = -1
