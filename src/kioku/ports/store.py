@@ -165,6 +165,9 @@ class ScoringFields(Record):
     kind: str = "episode"
     #: The emotional intensity (0-100), for the mood limiter.
     intensity: int = 0
+    #: The conversation session the memory was recorded in (None: none), for the
+    #: conversation context recall lends.
+    session_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
@@ -257,6 +260,12 @@ class Store(Protocol):
 
     def referencing(self, memory_id: str) -> builtins.list[str]:
         """Ids of memories whose relations point at ``memory_id`` (逆方向の参照)."""
+        ...
+
+    def referencing_many(self, memory_ids: Sequence[str]) -> dict[str, builtins.list[str]]:
+        """:meth:`referencing` of each of ``memory_ids`` at once, in one read: each id that
+        some memory points at, with those memories' ids in the order :meth:`referencing`
+        gives; ids nothing points at are left out."""
         ...
 
     def get_state(self, key: str) -> str | None: ...

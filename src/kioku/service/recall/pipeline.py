@@ -37,7 +37,7 @@ from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
 from kioku.config.schema import Config
-from kioku.core.model import Memory, Valence
+from kioku.core.model import Valence
 from kioku.core.presets import effective_weights
 from kioku.core.recall import (
     Candidate,
@@ -105,18 +105,17 @@ def recall(
 
 
 def _context(
-    store: Store, fields: dict[str, ScoringFields], match: dict[str, float], weight: float
-) -> tuple[dict[str, float], dict[str, Memory]]:
+    fields: dict[str, ScoringFields], match: dict[str, float], weight: float
+) -> dict[str, float]:
     """Relevance lent by the best matches to the candidates recorded just before and after them
-    in the same session (see :func:`~kioku.core.recall.context_bonus`), and the memories read
-    to find them."""
+    in the same session (see :func:`~kioku.core.recall.context_bonus`)."""
     if weight <= 0:
-        return {}, {}
+        return {}
     ranked = sorted((item for item in match.items() if item[1] > 0), key=lambda i: (-i[1], i[0]))
     seeds = [key for key, _ in ranked[:_CONTEXT_SEEDS]]
     times = [(key, f.created) for key, f in fields.items()]
-    # The nearest candidates in time, of any session: only these are read for their session
-    # (twice the turns wanted, so a few turns of another session in between do no harm).
+    # The nearest candidates in time, of any session: only these are looked at for their
+    # session (twice the turns wanted, so a few turns of another session in between do no harm).
     near = {
         key
         for seed in seeds
@@ -125,22 +124,17 @@ def _context(
         )
         for key in side
     }
-    read = {memory.id: memory for memory in store.get_many(sorted(near.union(seeds)))}
     found = []
     for seed in seeds:
-        session = read[seed].session_id if seed in read else None
+        session = fields[seed].session_id
         if session is None:
             continue
-        same = [
-            (key, fields[key].created)
-            for key in near
-            if key in read and read[key].session_id == session
-        ]
+        same = [(key, fields[key].created) for key in near if fields[key].session_id == session]
         before, after = conversation_neighbours(
             fields[seed].created, same, _CONTEXT_TURNS, _CONTEXT_SPAN
         )
         found.append(ContextSeed(match[seed], before, after))
-    return context_bonus(found, weight), read
+    return context_bonus(found, weight)
 
 
 def _related(
@@ -153,7 +147,8 @@ def _related(
     frontier = [item.memory for item in chosen]
     for _ in range(depth):
         wanted = [r.id for m in frontier for r in m.relations if r.id not in seen]
-        wanted += [s for m in frontier for s in store.referencing(m.id) if s not in seen]
+        pointing = store.referencing_many([m.id for m in frontier])
+        wanted += [s for m in frontier for s in pointing.get(m.id, ()) if s not in seen]
         wanted = list(dict.fromkeys(wanted))
         if not wanted:
             break
@@ -230,7 +225,7 @@ def run_recall(
     covered = coverage_of(store, terms, fields)
     match = {key: match_of(similar.get(key, 0.0), lexical.get(key, 0.0), weights) for key in fields}
     qualified = {key: match[key] for key in fields if covered.get(key, 0.0) >= floor}
-    context, read = _context(store, fields, qualified, weights.context)
+    context = _context(fields, qualified, weights.context)
     mood = SessionMood.from_json(store.get_state(session_key(session_id))) if session_id else None
     past = mentions_the_past(text)
     shift_on = config.mood.shift if mood_shift is None else mood_shift
@@ -266,13 +261,8 @@ def run_recall(
         config.retrieval.relevance_threshold,
         floor,
     )
-    unread = {
-        memory.id: memory for memory in store.get_many([i for i in chosen_ids if i not in read])
-    }
     chosen = [
-        to_recalled(memory, scored[memory.id], floor)
-        for memory in (read.get(key) or unread.get(key) for key in chosen_ids)
-        if memory is not None
+        to_recalled(memory, scored[memory.id], floor) for memory in store.get_many(chosen_ids)
     ]
     items = chosen + _related(
         store,

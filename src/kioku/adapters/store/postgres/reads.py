@@ -54,7 +54,7 @@ class ReadsPart:
             rows = conn.execute(
                 "SELECT id, created_utc, retention_score, recall_count, category, "
                 "emotional_valence, emotional_arousal, emotional_tags, archived_at, kind, "
-                "emotional_intensity "
+                "emotional_intensity, session_id "
                 "FROM memories WHERE id = ANY(%s::text[])",
                 (ids,),
             ).fetchall()
@@ -71,6 +71,7 @@ class ReadsPart:
                 archived=r[8] is not None,
                 kind=str(r[9]),
                 intensity=int(str(r[10])),
+                session_id=None if r[11] is None else str(r[11]),
             )
             for r in rows
         ]

@@ -396,6 +396,21 @@ class PostgresStore(
             ).fetchall()
         return [str(row[0]) for row in rows]
 
+    def referencing_many(self, memory_ids: Sequence[str]) -> dict[str, builtins.list[str]]:
+        ids = list(dict.fromkeys(memory_ids))
+        found: dict[str, builtins.list[str]] = {}
+        if not ids:
+            return found
+        with self._reading() as conn:
+            rows = conn.execute(
+                "SELECT target_id, source_id FROM relations WHERE target_id = ANY(%s::text[]) "
+                "ORDER BY target_id, source_id",
+                (ids,),
+            ).fetchall()
+        for target, source in rows:
+            found.setdefault(str(target), []).append(str(source))
+        return found
+
     def get_state(self, key: str) -> str | None:
         with self._reading() as conn:
             row = conn.execute("SELECT value FROM state WHERE key = %s", (key,)).fetchone()

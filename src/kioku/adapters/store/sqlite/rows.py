@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime
@@ -9,11 +10,20 @@ from typing import Final
 
 from kioku.adapters.store.sqlite.codec import decode_memory, decode_relations, local_zone
 from kioku.adapters.store.sqlite.queries import INSERT_RELATION, placeholders
-from kioku.core.model import Memory, Relation
+from kioku.core.model import Memory, Relation, Valence
 from kioku.core.timefmt import format_ts
 from kioku.errors import DuplicateIdError, StoreError
+from kioku.ports.store import ScoringFields
 
-__all__ = ["chunks", "decode_rows", "now_text", "refuse_taken_ids", "write_relations"]
+__all__ = [
+    "chunks",
+    "decode_rows",
+    "now_text",
+    "referencing_many",
+    "refuse_taken_ids",
+    "scoring_fields",
+    "write_relations",
+]
 
 CHUNK: Final = 500  # ids per IN (...) list, well under SQLite's parameter limit
 
@@ -106,3 +116,48 @@ def decode_rows(conn: sqlite3.Connection, rows: Sequence[sqlite3.Row]) -> list[M
     relations = decode_relations(links)
     local = local_zone()
     return [decode_memory(row, relations, local) for row in rows]
+
+
+_SCORING: Final = (
+    "SELECT id, created_utc, retention_score, recall_count, category, emotional_valence, "
+    "emotional_arousal, emotional_tags, archived_at, kind, emotional_intensity, session_id "
+    "FROM memories WHERE id IN ({})"
+)
+_VALENCES: Final = {valence.value: valence for valence in Valence}
+
+
+def scoring_fields(conn: sqlite3.Connection, ids: Sequence[str]) -> list[ScoringFields]:
+    """The ranking fields of the memories among ``ids`` (each once), in no set order."""
+    out: list[ScoringFields] = []
+    for chunk in chunks(ids):
+        for r in conn.execute(_SCORING.format(placeholders(len(chunk))), tuple(chunk)):
+            out.append(
+                ScoringFields(
+                    id=str(r[0]),
+                    created=datetime.fromtimestamp(float(r[1]), UTC),
+                    retention_score=float(r[2] or 0.0),
+                    recall_count=int(r[3] or 0),
+                    category=str(r[4]),
+                    valence=_VALENCES.get(r[5]) or Valence(r[5]),
+                    arousal=int(r[6]),
+                    tags=tuple(json.loads(r[7])) if r[7] and r[7] != "[]" else (),
+                    archived=r[8] is not None,
+                    kind=str(r[9]),
+                    intensity=int(r[10]),
+                    session_id=None if r[11] is None else str(r[11]),
+                )
+            )
+    return out
+
+
+def referencing_many(conn: sqlite3.Connection, ids: Sequence[str]) -> dict[str, list[str]]:
+    """The ids of the memories whose relations point at each of ``ids`` (by source id)."""
+    found: dict[str, list[str]] = {}
+    for chunk in chunks(ids):
+        for target, source in conn.execute(
+            "SELECT target_id, source_id FROM relations "
+            f"WHERE target_id IN ({placeholders(len(chunk))}) ORDER BY target_id, source_id",
+            tuple(chunk),
+        ):
+            found.setdefault(str(target), []).append(str(source))
+    return found

@@ -19,7 +19,6 @@ and a process that has not loaded numpy searches the cache file with :mod:`.vect
 from __future__ import annotations
 
 import builtins
-import json
 import sqlite3
 import sys
 import threading
@@ -48,7 +47,7 @@ from kioku.adapters.store.sqlite.store_keys import KeysPart
 from kioku.adapters.store.sqlite.store_kinds import KindsPart, search_scope
 from kioku.adapters.store.sqlite.vector_layout import cache_dir, file_name
 from kioku.adapters.store.sqlite.vector_version import embedding_models, read_version
-from kioku.core.model import Memory, Valence
+from kioku.core.model import Memory
 from kioku.errors import StoreError, ValidationError
 from kioku.ports.erasure import (
     AuditEntry,
@@ -328,34 +327,8 @@ class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
         return [by_id[i] for i in ids if i in by_id]
 
     def scoring_fields(self, memory_ids: Sequence[str]) -> builtins.list[ScoringFields]:
-        ids = list(dict.fromkeys(memory_ids))
-        out: builtins.list[ScoringFields] = []
         with self._reading() as conn:
-            for chunk in rows.chunks(ids):
-                found = conn.execute(
-                    "SELECT id, created_utc, retention_score, recall_count, category, "
-                    "emotional_valence, emotional_arousal, emotional_tags, archived_at, kind, "
-                    "emotional_intensity "
-                    f"FROM memories WHERE id IN ({placeholders(len(chunk))})",
-                    tuple(chunk),
-                ).fetchall()
-                out.extend(
-                    ScoringFields(
-                        id=str(r[0]),
-                        created=datetime.fromtimestamp(float(r[1]), UTC),
-                        retention_score=float(r[2] or 0.0),
-                        recall_count=int(r[3] or 0),
-                        category=str(r[4]),
-                        valence=Valence(r[5]),
-                        arousal=int(r[6]),
-                        tags=tuple(json.loads(r[7])) if r[7] else (),
-                        archived=r[8] is not None,
-                        kind=str(r[9]),
-                        intensity=int(r[10]),
-                    )
-                    for r in found
-                )
-        return out
+            return rows.scoring_fields(conn, list(dict.fromkeys(memory_ids)))
 
     def list(self, flt: MemoryFilter) -> list[Memory]:
         check_page(flt.limit, flt.offset)
@@ -433,6 +406,10 @@ class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
                 (memory_id,),
             ).fetchall()
         return [str(row[0]) for row in found]
+
+    def referencing_many(self, memory_ids: Sequence[str]) -> dict[str, builtins.list[str]]:
+        with self._reading() as conn:
+            return rows.referencing_many(conn, list(dict.fromkeys(memory_ids)))
 
     def get_state(self, key: str) -> str | None:
         with self._reading() as conn:
