@@ -33,6 +33,9 @@ def analyzer() -> OfflineAnalyzer:
         ("no surprise that the store is closed on Sunday", NEU),
         ("the data goes through a third party service", NEU),
         ("good thing you brought an umbrella", POS),
+        ("is it bad practice to commit generated files?", NEU),
+        ("selling my old desk, twenty pounds or best offer", NEU),
+        ("any tips for learning names? I'm hopeless at it", NEU),
         ("that song speaks to me", POS),
     ],
 )
