@@ -125,6 +125,7 @@ _ALWAYS: Final = (("yeah", "right"), ("thanks", "for", "nothing"), ("sure", "jan
 _IRONIC_SCORE: Final = -0.8
 _IRONIC_TAGS: Final = ("frustration", "anger")
 _ALWAYS_SCORE: Final = -1.4
+_ALWAYS_FIRST: Final = frozenset(p[0] for p in _ALWAYS)
 
 
 def _follows(words: list[Word], i: int, phrase: tuple[str, ...]) -> bool:
@@ -184,10 +185,12 @@ def _resolved(words: list[Word]) -> bool:
 
 def read_irony(words: list[Word], hits: list[RawHit]) -> list[RawHit]:
     """``hits`` with ironic praise turned negative (and a hit for "yeah right")."""
-    at = {w.start: i for i, w in enumerate(words)}
     lows = {w.low for w in words}
+    always = _always(words) if lows & _ALWAYS_FIRST else []
+    if not always and not any(r.hit.term in _PRAISE and r.hit.score > 0 for r in hits):
+        return hits
+    at = {w.start: i for i, w in enumerate(words)}
     framed: list[int] = []
-    always = _always(words)
     for k, raw in enumerate(hits):
         hit = raw.hit
         i = at.get(hit.start)
