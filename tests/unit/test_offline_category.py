@@ -95,3 +95,22 @@ def test_decisions_and_tasks_keep_their_category(
     analyzer: OfflineAnalyzer, text: str, category: str
 ) -> None:
     assert analyze(analyzer, text).category == category
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "一人暮らしです",
+        "夫婦二人暮らしで、子どもはいません。",
+        "I live alone with my cat",
+        "I'm retired",
+    ],
+)
+def test_living_arrangements_and_status_are_personal(analyzer: OfflineAnalyzer, text: str) -> None:
+    assert analyze(analyzer, text).category == "emotional"
+
+
+def test_a_phobia_named_is_a_fact_not_a_felt_fright(analyzer: OfflineAnalyzer) -> None:
+    result = analyze(analyzer, "僕、高所恐怖症なんですよ")
+    assert result.category == "emotional"
+    assert result.intensity <= 55
