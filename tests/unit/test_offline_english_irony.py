@@ -55,6 +55,11 @@ def test_ironic_praise_is_negative(analyzer: OfflineAnalyzer, text: str) -> None
         "love that for you, congratulations on the new job",
         "The wifi broke this morning. Great, it's working again!",
         "Great job, thanks! 🎉",
+        # "again" for a pleasant repeat is no mishap.
+        "Perfect, thanks again!",
+        "Oh nice, they're open again!",
+        "Wonderful, see you again next week.",
+        "Lovely. We should do that again.",
     ],
 )
 def test_plain_praise_stays_positive(analyzer: OfflineAnalyzer, text: str) -> None:

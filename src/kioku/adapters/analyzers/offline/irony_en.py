@@ -115,6 +115,10 @@ _RESOLVED: Final = frozenset(
         "helped",
     }
 )
+_PLEASANT_REPEAT: Final = frozenset(
+    {"see", "meet", "visit", "you", "thanks", "open", "that", "it", "soon", "next", "together"}
+    | {"sometime", "back", "win", "won"}
+)
 _NOT_A_REMEDY: Final = frozenset({"late", "overtime", "weekends", "nights", "on"})
 #: A turn for the better: "brutal exam, best feeling when it ended though".
 _TURN: Final = frozenset(
@@ -168,11 +172,29 @@ def _after_mishap(words: list[Word], i: int, hits: list[RawHit]) -> bool:
         start -= 1
     if start == 0:
         return False
-    before = words[:start]
     edge = words[start].start
-    return any(w.low in _MISHAP for w in before) or any(
+    return _mishap_word(words, 0, start) or any(
         r.hit.score <= -0.5 and r.hit.start < edge for r in hits
     )
+
+
+def _mishap_word(words: list[Word], start: int, end: int) -> bool:
+    """A word among ``words[start:end]`` that tells of a mishap.
+
+    "again" counts only for something that went wrong again ("jammed again"), not for a
+    pleasant repeat ("see you again", "do that again", "open again").
+    """
+    for k in range(start, end):
+        low = words[k].low
+        if low not in _MISHAP:
+            continue
+        if low == "again" and (
+            (k > 0 and words[k - 1].low in _PLEASANT_REPEAT)
+            or (k + 1 < len(words) and words[k + 1].low in _PLEASANT_REPEAT)
+        ):
+            continue
+        return True
+    return False
 
 
 def _resolved(words: list[Word]) -> bool:
@@ -204,7 +226,7 @@ def read_irony(words: list[Word], hits: list[RawHit]) -> list[RawHit]:
     if not framed and not always:
         return hits
     others = [raw.hit for k, raw in enumerate(hits) if k not in framed]
-    mishap = bool(lows & _MISHAP) or any(h.score <= -0.5 for h in others)
+    mishap = _mishap_word(words, 0, len(words)) or any(h.score <= -0.5 for h in others)
     kind = (
         _resolved(words)
         or bool(lows & _TURN)
