@@ -60,6 +60,10 @@ def test_ironic_praise_is_negative(analyzer: OfflineAnalyzer, text: str) -> None
         "Oh nice, they're open again!",
         "Wonderful, see you again next week.",
         "Lovely. We should do that again.",
+        # The mishap is over: praise is relief, not irony.
+        "Great, my headache is finally gone!",
+        "Oh nice, no more late trains.",
+        "Nice, the bug is gone.",
     ],
 )
 def test_plain_praise_stays_positive(analyzer: OfflineAnalyzer, text: str) -> None:

@@ -103,6 +103,7 @@ _MISHAP: Final = frozenset(
 _RESOLVED: Final = frozenset(
     {
         "fixed",
+        "finally",
         "fixing",
         "solved",
         "resolved",
@@ -119,6 +120,8 @@ _PLEASANT_REPEAT: Final = frozenset(
     {"see", "meet", "visit", "you", "thanks", "open", "that", "it", "soon", "next", "together"}
     | {"sometime", "back", "win", "won"}
 )
+#: "the pain is gone", "the stress is over": an unpleasant thing ended.
+_ENDED: Final = frozenset({"gone", "over", "away", "ended", "stopped"})
 _NOT_A_REMEDY: Final = frozenset({"late", "overtime", "weekends", "nights", "on"})
 #: A turn for the better: "brutal exam, best feeling when it ended though".
 _TURN: Final = frozenset(
@@ -197,12 +200,20 @@ def _mishap_word(words: list[Word], start: int, end: int) -> bool:
     return False
 
 
-def _resolved(words: list[Word]) -> bool:
-    """A problem was dealt with ("it's working again"; "working late" is no remedy)."""
-    return any(
-        w.low in _RESOLVED and not (k + 1 < len(words) and words[k + 1].low in _NOT_A_REMEDY)
-        for k, w in enumerate(words)
-    )
+def _resolved(words: list[Word], hits: list[RawHit]) -> bool:
+    """A problem was dealt with: "it's working again", "finally", "the pain is gone", "no more
+    late trains" ("working late" is no remedy)."""
+    bad = {r.hit.start for r in hits if r.hit.score < 0}
+    for k, w in enumerate(words):
+        low = w.low
+        nxt = words[k + 1].low if k + 1 < len(words) else ""
+        if low in _RESOLVED and nxt not in _NOT_A_REMEDY:
+            return True
+        if low == "no" and nxt == "more":
+            return True
+        if low in _ENDED and any(x.start in bad for x in words[max(0, k - 3) : k]):
+            return True
+    return False
 
 
 def read_irony(words: list[Word], hits: list[RawHit]) -> list[RawHit]:
@@ -228,7 +239,7 @@ def read_irony(words: list[Word], hits: list[RawHit]) -> list[RawHit]:
     others = [raw.hit for k, raw in enumerate(hits) if k not in framed]
     mishap = _mishap_word(words, 0, len(words)) or any(h.score <= -0.5 for h in others)
     kind = (
-        _resolved(words)
+        _resolved(words, hits)
         or bool(lows & _TURN)
         or any(h.score >= 1.0 and h.term not in _PRAISE for h in others)
     )
