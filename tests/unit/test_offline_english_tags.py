@@ -30,6 +30,7 @@ def analyzer() -> OfflineAnalyzer:
         ("I did it! Ran the whole 10k without stopping.", "pride"),
         ("Wow, octopuses have three hearts? Tell me more!", "curiosity"),
         ("The audacity of that man, cutting the queue.", "anger"),
+        ("I snapped at my sister and I feel awful about it.", "guilt"),
     ],
 )
 def test_tag(analyzer: OfflineAnalyzer, text: str, tag: str) -> None:
