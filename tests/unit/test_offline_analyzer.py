@@ -316,6 +316,9 @@ def test_spec_protected_example(analyzer: OfflineAnalyzer) -> None:
         "役所で3時間待たされた挙句、追い返された。さすがお役所、期待を裏切らない。",
         "今日の会議、1時間かけて何も決まらなかった。素晴らしい生産性ですね",
         "すごーい、また寝坊した私。天才かな？",
+        "株、買った翌日に暴落。さすが私、持ってるわ〜",
+        "雨予報ゼロだったのに土砂降りね。天気予報さすがです（笑）",
+        "ありがとう、その回答のおかげでさらに分からなくなったよ（笑）",
     ],
 )
 def test_japanese_irony_after_a_mishap_is_negative(analyzer: OfflineAnalyzer, text: str) -> None:
@@ -330,6 +333,8 @@ def test_japanese_irony_after_a_mishap_is_negative(analyzer: OfflineAnalyzer, te
         "大変だったけど、最高だった",
         "合格した！さすが私",
         "財布落とした。交番に届いてた。最高！",
+        "楽しみにしてたのに中止。でも代わりの企画が最高だった",
+        "先生のおかげで合格できた、ありがとう",
     ],
 )
 def test_japanese_plain_praise_stays_positive(analyzer: OfflineAnalyzer, text: str) -> None:
@@ -379,3 +384,7 @@ def test_a_story_that_names_work_is_not_a_task(analyzer: OfflineAnalyzer) -> Non
     text = "今日、ずっと目標にしてた簿記2級に合格した！！仕事終わりに毎日勉強してきた甲斐があった！"
     assert not analyzer.read(text).context.task
     assert "pride" in analyze(analyzer, text).tags
+
+
+def test_an_exam_result_awaited_is_no_success(analyzer: OfflineAnalyzer) -> None:
+    assert analyze(analyzer, "大学の合格発表まであと3日。眠れない").valence is Valence.NEGATIVE

@@ -36,7 +36,9 @@ _MISHAP: Final = re.compile(
     r"|暴落し|傷をつけ|決まらなかっ|分からなくなっ|わからなくなっ)"
     r"(?:た|てた|ちゃった|じゃった|てる|ました|てしまった|て(?:きて)?(?=[、,]))"
     r"|また(?:ばぐ|えらー|仕様変更|残業|休日出勤|障害|延期|中止|遅延|どたきゃん|雨|落ち|ふりーず)"
-    r"|遅延|渋滞|停電|炎上|どたきゃん|休日出勤|仕様変更|最悪|ついてない|うんざり"
+    r"|遅延|渋滞|停電|炎上|どたきゃん|休日出勤|仕様変更|最悪|ついてない|うんざり|暴落|土砂降り|故障"
+    # 〜のに: an expectation let down (「雨予報ゼロだったのに土砂降り」).
+    r"|のに"
 )
 #: Help or a good turn since the mishap makes the praise sincere
 #: (「財布落とした。交番に届いてた。最高！」).
@@ -44,7 +46,7 @@ _KINDNESS: Final = re.compile(
     r"くれ|もらっ|いただ|直っ|直し|解決|助け|助か|治っ|見つか|届い|戻っ|返ってき|間に合|無事|よかっ"
 )
 #: A contrast before the praise turns the sentence round sincerely (「けど、最高だった」).
-_CONTRAST: Final = re.compile(r"けど|けれど|が$|でも|しかし|のに")
+_CONTRAST: Final = re.compile(r"けど|けれど|が$|でも|しかし")
 #: Praise that is ironic anywhere in a sentence told after a mishap
 #: (「…追い返された。さすがお役所」).
 _OVERT: Final = re.compile(
@@ -59,7 +61,10 @@ def _overt_after_mishap(clauses: list[tuple[int, int, str]], i: int) -> int | No
     """Where overt praise starts in clause ``i`` when an earlier sentence told a mishap."""
     start, _, text = clauses[i]
     praise = _OVERT.search(text)
-    if praise is None or _KINDNESS.search(text[: praise.start()]):
+    if praise is None:
+        return None
+    before = text[: praise.start()]
+    if _KINDNESS.search(before) or _CONTRAST.search(before):
         return None
     # The mishap must lie in an earlier sentence, with no kindness or contrast since.
     seen_end = False
@@ -74,10 +79,14 @@ def _overt_after_mishap(clauses: list[tuple[int, int, str]], i: int) -> int | No
     return None
 
 
+#: 「おかげで」 leading to something going wrong: 「その回答のおかげでさらに分からなくなった」.
+_THANKS_TO_MISHAP: Final = re.compile(r"おかげで[^。.!?]{0,30}?(?:" + _MISHAP.pattern + ")")
+
+
 def ironic_spans(folded: str) -> tuple[tuple[int, int], ...]:
     """(start, end) of each ironic praise clause, with the laughter that closes it."""
     clauses = [(m.start(), m.end(), m.group()) for m in _CLAUSE.finditer(folded)]
-    spans: list[tuple[int, int]] = []
+    spans = [(m.start(), m.end()) for m in _THANKS_TO_MISHAP.finditer(folded)]
     for i in range(1, len(clauses)):
         start, end, text = clauses[i]
         if _FILLER.fullmatch(text) and i + 1 < len(clauses):
