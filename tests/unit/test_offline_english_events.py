@@ -35,6 +35,9 @@ def analyzer() -> OfflineAnalyzer:
         ("Defended my dissertation this afternoon", POS, "pride"),
         ("Got my grades back. Passed everything.", POS, "pride"),
         ("We adopted a rescue greyhound", POS, "joy"),
+        ("I finally finished my dissertation.", POS, "pride"),
+        ("We're having a baby in June!", POS, "joy"),
+        ("The scan came back and I'm cancer-free!", POS, "relief"),
     ],
 )
 def test_life_events(analyzer: OfflineAnalyzer, text: str, expected: Valence, tag: str) -> None:

@@ -28,6 +28,10 @@ _AWARDS: Final = frozenset(
 _CONTESTS: Final = frozenset(
     {"race", "final", "match", "game", "championship", "tournament", "medal", "lottery", "case"}
 )
+#: Long efforts whose end is an achievement ("finally finished my thesis").
+_MILESTONES: Final = frozenset(
+    {"thesis", "dissertation", "phd", "marathon", "degree", "novel", "apprenticeship", "residency"}
+)
 _KIN: Final = frozenset(
     {
         "mom",
@@ -66,6 +70,8 @@ _EVENTS: Final[dict[str, tuple[frozenset[str], float, tuple[str, ...]]]] = {
     "earned": (_AWARDS | frozenset({"degree", "diploma", "license", "licence"}), 2.0, ("pride",)),
     "defended": (frozenset({"thesis", "dissertation", "phd"}), 2.2, ("pride", "joy")),
     "sold": (frozenset({"first"}), 2.0, ("pride", "joy")),
+    "finished": (_MILESTONES, 2.0, ("pride", "relief")),
+    "completed": (_MILESTONES, 2.0, ("pride", "relief")),
     "failed": (_EXAMS, -2.2, ("sadness",)),
     "flunked": (_EXAMS, -2.2, ("sadness",)),
     "lost": (_KIN | frozenset({"job"}), -2.6, ("sadness",)),
