@@ -38,6 +38,9 @@ def analyzer() -> OfflineAnalyzer:
         ("I finally finished my dissertation.", POS, "pride"),
         ("We're having a baby in June!", POS, "joy"),
         ("The scan came back and I'm cancer-free!", POS, "relief"),
+        ("I broke my wrist at the skate park.", NEG, "sadness"),
+        ("My best friend is moving away.", NEG, "sadness"),
+        ("The interview went well, I think.", POS, "satisfaction"),
     ],
 )
 def test_life_events(analyzer: OfflineAnalyzer, text: str, expected: Valence, tag: str) -> None:

@@ -80,6 +80,7 @@ def test_single_quoted_words_are_mentioned_not_felt(analyzer: OfflineAnalyzer) -
         ("ok cool", NEU),
         ("Nope, that's all for now.", NEU),
         ("ok sounds good", NEU),
+        ("No worries, take your time.", NEU),
         # Not only an acknowledgement: the feeling counts.
         ("ok cool, I'm thrilled about the trip", POS),
         ("lol", POS),

@@ -32,6 +32,10 @@ _CONTESTS: Final = frozenset(
 _MILESTONES: Final = frozenset(
     {"thesis", "dissertation", "phd", "marathon", "degree", "novel", "apprenticeship", "residency"}
 )
+_BONES: Final = frozenset(
+    {"leg", "arm", "wrist", "ankle", "nose", "rib", "ribs", "foot", "hand", "finger", "hip"}
+    | {"collarbone", "toe", "knee", "back"}
+)
 _KIN: Final = frozenset(
     {
         "mom",
@@ -72,6 +76,8 @@ _EVENTS: Final[dict[str, tuple[frozenset[str], float, tuple[str, ...]]]] = {
     "sold": (frozenset({"first"}), 2.0, ("pride", "joy")),
     "finished": (_MILESTONES, 2.0, ("pride", "relief")),
     "completed": (_MILESTONES, 2.0, ("pride", "relief")),
+    "broke": (_BONES, -1.8, ("sadness",)),
+    "sprained": (_BONES, -1.4, ("sadness",)),
     "failed": (_EXAMS, -2.2, ("sadness",)),
     "flunked": (_EXAMS, -2.2, ("sadness",)),
     "lost": (_KIN | frozenset({"job"}), -2.6, ("sadness",)),
