@@ -210,6 +210,12 @@ class Store(Protocol):
         """
         ...
 
+    def reading(self) -> AbstractContextManager[None]:
+        """One consistent snapshot for every read inside: they all see the store as it was
+        when the block began, and none of them opens a transaction of its own. Re-entrant;
+        inside ``atomic()`` the reads are that transaction's. No writes inside it."""
+        ...
+
     def add(self, memory: Memory) -> None:
         """Insert a new memory (with its relations). Raises DuplicateIdError on a taken id."""
         ...

@@ -199,77 +199,86 @@ def run_recall(
 
     from kioku.adapters.text.lexical import entity_terms, query_terms
 
-    if config.retrieval.require_known_names:
-        names = entity_terms(text)
-        if names and not store.known_terms(names, flt):
-            return RecallResult(query, (), "", floor, tuple(names))
-    terms = query_terms(text)
-    lexical: dict[str, float] = {}
-    if weights.lexical > 0 and terms:
-        lexical = dict(store.search_lexical(terms, flt, weights.candidates))
-    similar: dict[str, float] = {}
+    # Each phase reads one snapshot of the store (one transaction, not one per read); the
+    # query is embedded between them, outside any.
+    with store.reading():
+        if config.retrieval.require_known_names:
+            names = entity_terms(text)
+            if names and not store.known_terms(names, flt):
+                return RecallResult(query, (), "", floor, tuple(names))
+        terms = query_terms(text)
+        lexical: dict[str, float] = {}
+        if weights.lexical > 0 and terms:
+            lexical = dict(store.search_lexical(terms, flt, weights.candidates))
+    vector = None
     if embedder is not None and weights.vector > 0:
         vector = query_vector(embedder, text)
-        if any(vector):
+    with store.reading():
+        similar: dict[str, float] = {}
+        if embedder is not None and vector is not None and any(vector):
             similar = dict(store.vector_search(embedder.model_id, vector, flt, weights.candidates))
-    best_lexical = max(lexical.values(), default=0.0)
-    if best_lexical > 0:
-        lexical = {key: value / best_lexical for key, value in lexical.items()}
-    else:
-        lexical = dict.fromkeys(lexical, 0.0)
-    fields = {
-        f.id: f
-        for f in store.scoring_fields(sorted(lexical.keys() | similar.keys()))
-        if not math.isnan(f.retention_score)
-    }
-    covered = coverage_of(store, terms, fields)
-    match = {key: match_of(similar.get(key, 0.0), lexical.get(key, 0.0), weights) for key in fields}
-    qualified = {key: match[key] for key in fields if covered.get(key, 0.0) >= floor}
-    context = _context(fields, qualified, weights.context)
-    mood = SessionMood.from_json(store.get_state(session_key(session_id))) if session_id else None
-    past = mentions_the_past(text)
-    shift_on = config.mood.shift if mood_shift is None else mood_shift
-    shifted = shift_on and mood is not None and mood.emotion.valence is Valence.NEGATIVE
-    scored = {
-        key: score_of(
-            f,
-            similar.get(key, 0.0),
-            lexical.get(key, 0.0),
-            context.get(key, 0.0),
-            weights=weights,
-            config=config,
-            mood=mood,
-            past=past,
-            now=now,
-            shift=config.mood.shift_strength if shift_on else None,
+        best_lexical = max(lexical.values(), default=0.0)
+        if best_lexical > 0:
+            lexical = {key: value / best_lexical for key, value in lexical.items()}
+        else:
+            lexical = dict.fromkeys(lexical, 0.0)
+        fields = {
+            f.id: f
+            for f in store.scoring_fields(sorted(lexical.keys() | similar.keys()))
+            if not math.isnan(f.retention_score)
+        }
+        covered = coverage_of(store, terms, fields)
+        match = {
+            key: match_of(similar.get(key, 0.0), lexical.get(key, 0.0), weights) for key in fields
+        }
+        qualified = {key: match[key] for key in fields if covered.get(key, 0.0) >= floor}
+        context = _context(fields, qualified, weights.context)
+        mood = (
+            SessionMood.from_json(store.get_state(session_key(session_id))) if session_id else None
         )
-        | {"coverage": covered.get(key, 0.0)}
-        for key, f in fields.items()
-    }
-    limited = _limit(store, scope, config, fields, scored, context)
-    chosen_ids = choose(
-        [
-            Candidate(
-                key,
-                parts["coverage"],
-                0.0 if key in limited else parts["final"],
-                context.get(key, 0.0) > 0,
+        past = mentions_the_past(text)
+        shift_on = config.mood.shift if mood_shift is None else mood_shift
+        shifted = shift_on and mood is not None and mood.emotion.valence is Valence.NEGATIVE
+        scored = {
+            key: score_of(
+                f,
+                similar.get(key, 0.0),
+                lexical.get(key, 0.0),
+                context.get(key, 0.0),
+                weights=weights,
+                config=config,
+                mood=mood,
+                past=past,
+                now=now,
+                shift=config.mood.shift_strength if shift_on else None,
             )
-            for key, parts in scored.items()
-        ],
-        top_k or config.retrieval.top_k,
-        config.retrieval.relevance_threshold,
-        floor,
-    )
-    chosen = [
-        to_recalled(memory, scored[memory.id], floor) for memory in store.get_many(chosen_ids)
-    ]
-    items = chosen + _related(
-        store,
-        chosen,
-        config.relations.relation_traversal_depth,
-        {i.memory.id for i in chosen} | set(limited),
-    )
+            | {"coverage": covered.get(key, 0.0)}
+            for key, f in fields.items()
+        }
+        limited = _limit(store, scope, config, fields, scored, context)
+        chosen_ids = choose(
+            [
+                Candidate(
+                    key,
+                    parts["coverage"],
+                    0.0 if key in limited else parts["final"],
+                    context.get(key, 0.0) > 0,
+                )
+                for key, parts in scored.items()
+            ],
+            top_k or config.retrieval.top_k,
+            config.retrieval.relevance_threshold,
+            floor,
+        )
+        chosen = [
+            to_recalled(memory, scored[memory.id], floor) for memory in store.get_many(chosen_ids)
+        ]
+        items = chosen + _related(
+            store,
+            chosen,
+            config.relations.relation_traversal_depth,
+            {i.memory.id for i in chosen} | set(limited),
+        )
     if mark and chosen:
         record_traces(store, chosen, session_id, now)
     block = memories_block(items, config.retrieval.budget_chars)

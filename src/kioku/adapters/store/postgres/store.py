@@ -72,10 +72,12 @@ _T = TypeVar("_T")
 
 
 class _Held(threading.local):
-    """The connection this thread's ``atomic()`` holds, and how deep it is."""
+    """The connection this thread's ``atomic()`` holds, and how deep it is; the one its
+    ``reading()`` holds."""
 
     conn: Conn | None = None
     depth: int = 0
+    snapshot: Conn | None = None
 
 
 class PostgresStore(
@@ -229,9 +231,24 @@ class PostgresStore(
                 yield conn
 
     @contextmanager
+    def reading(self) -> Iterator[None]:
+        """One snapshot for every read inside (a read-only transaction on one connection)."""
+        held = self._held
+        if held.conn is not None or held.snapshot is not None:
+            yield
+            return
+        with self._reading() as conn:
+            held.snapshot = conn
+            try:
+                yield
+            finally:
+                held.snapshot = None
+
+    @contextmanager
     def _reading(self) -> Iterator[Conn]:
-        """A consistent snapshot for multi-query reads (inside ``atomic()``, its own)."""
-        held = self._held.conn
+        """A consistent snapshot for multi-query reads (inside ``atomic()``, its own; inside
+        ``reading()``, that one)."""
+        held = self._held.conn or self._held.snapshot
         if held is not None:
             with translating(self._where):
                 yield held
@@ -248,7 +265,7 @@ class PostgresStore(
         """``work`` (a search read) on the read replica when there is one, outside
         ``atomic()``; else, or when the replica fails, as :meth:`_reading` does."""
         replica = self._replica
-        if replica is None or self._held.conn is not None:
+        if replica is None or self._held.conn is not None or self._held.snapshot is not None:
             with self._reading() as conn:
                 return work(conn)
         self._open_pool()  # a closed store says so

@@ -98,6 +98,9 @@ class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
         # search with the state they were counted in (see _counts).
         self._commits = 0
         self._counted: tuple[tuple[object, ...], tuple[int, dict[str, int]]] | None = None
+        # Inside reading(); the vector cache a search inside it has yet to write to its file.
+        self._snapshot = False
+        self._deferred: tuple[int, vectors.ModelVectors] | None = None
         conn = connect(self._path, busy_timeout_ms)
         try:
             with translating(self._path):
@@ -219,6 +222,22 @@ class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
     def _writing(self) -> Iterator[sqlite3.Connection]:
         with self.atomic(), translating(self._path):
             yield self._connection()
+
+    @contextmanager
+    def reading(self) -> Iterator[None]:
+        """One snapshot for every read inside (see :meth:`_reading`); a vector cache file a
+        search inside has to write is written when it ends, outside any transaction."""
+        with self._lock:
+            outer = self._snapshot
+            self._snapshot = True
+            try:
+                with self._reading():
+                    yield
+            finally:
+                self._snapshot = outer
+            deferred, self._deferred = self._deferred, None
+            if deferred is not None and not outer:
+                self._persist(deferred)
 
     @contextmanager
     def _reading(self) -> Iterator[sqlite3.Connection]:
@@ -505,16 +524,23 @@ class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
         # The matrix is never changed once built: write it and multiply outside the lock.
         if cached[1] is None:
             return []
-        if persist and self._vector_files.write(cached[1]) is not None:
+        if persist and self._snapshot:
+            self._deferred = (cached[0], cached[1])
+        elif persist:
+            self._persist((cached[0], cached[1]))
+        if save:
+            return []
+        return vectors.top_matches(cached[1], query, flt.user_id, flt.agent_id, flt.archived, limit)
+
+    def _persist(self, cached: tuple[int, vectors.ModelVectors]) -> None:
+        """Write the cache of a version to its file, outside any transaction."""
+        if self._vector_files.write(cached[1]) is not None:
             with self._reading() as conn:
                 changed = read_version(conn) != cached[0]
             if changed:
                 # A write came while the file was made (an erasure, perhaps, whose removal of
                 # the files ran before this one was renamed into place): take it away again.
                 self._vector_files.remove()
-        if save:
-            return []
-        return vectors.top_matches(cached[1], query, flt.user_id, flt.agent_id, flt.archived, limit)
 
     def save_vector_cache(self, model: str) -> None:
         """Load the cache (a search that finds nothing) and write its file if the cache came
