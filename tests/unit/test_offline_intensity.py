@@ -75,3 +75,9 @@ def test_a_told_experience_outranks_small_talk(analyzer: OfflineAnalyzer, text: 
     assert result.category == "emotional"
     assert result.intensity >= 50
     assert result.intensity > intensity(analyzer, "夜の散歩、風が気持ちいい")
+
+
+def test_ganbaru_is_no_cancer(analyzer: OfflineAnalyzer) -> None:
+    # がんばる starts like がん (cancer): the longer non-cue wins, so this stays small talk.
+    assert "がん" not in analyzer.read("今日も一日がんばりましょう").topics.cues
+    assert intensity(analyzer, "おはようございます、今日も一日がんばりましょう") <= 30
