@@ -41,6 +41,11 @@ def analyzer() -> OfflineAnalyzer:
         ("I broke my wrist at the skate park.", NEG, "sadness"),
         ("My best friend is moving away.", NEG, "sadness"),
         ("The interview went well, I think.", POS, "satisfaction"),
+        ("My brother was in a car accident last night.", NEG, "fear"),
+        ("Our flat was burgled while we were away.", NEG, "anger"),
+        ("Mum's cancer is in remission!", POS, "relief"),
+        ("We had to have our old cat put to sleep.", NEG, "sadness"),
+        ("Our daughter took her first steps today!", POS, "joy"),
     ],
 )
 def test_life_events(analyzer: OfflineAnalyzer, text: str, expected: Valence, tag: str) -> None:
