@@ -46,6 +46,10 @@ def analyzer() -> OfflineAnalyzer:
         ("Mum's cancer is in remission!", POS, "relief"),
         ("We had to have our old cat put to sleep.", NEG, "sadness"),
         ("Our daughter took her first steps today!", POS, "joy"),
+        ("Got a pay rise and a bonus this year!", POS, "joy"),
+        ("Can't afford the rent this month.", NEG, "anxiety"),
+        ("Beat my personal best at parkrun today", POS, "pride"),
+        ("My sister gave birth to a little boy last night", POS, "joy"),
     ],
 )
 def test_life_events(analyzer: OfflineAnalyzer, text: str, expected: Valence, tag: str) -> None:
