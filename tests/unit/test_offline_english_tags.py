@@ -31,6 +31,8 @@ def analyzer() -> OfflineAnalyzer:
         ("Wow, octopuses have three hearts? Tell me more!", "curiosity"),
         ("The audacity of that man, cutting the queue.", "anger"),
         ("I snapped at my sister and I feel awful about it.", "guilt"),
+        ("Still a bit shaken after the near miss on the motorway.", "fear"),
+        ("Feeling glum and listless all weekend.", "sadness"),
     ],
 )
 def test_tag(analyzer: OfflineAnalyzer, text: str, tag: str) -> None:
