@@ -88,3 +88,17 @@ def test_single_quoted_words_are_mentioned_not_felt(analyzer: OfflineAnalyzer) -
 )
 def test_acknowledgements(analyzer: OfflineAnalyzer, text: str, expected: Valence) -> None:
     assert analyzer.analyze(Turn(text)).valence is expected
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("this song slaps", POS),
+        ("lowkey obsessed with this show", POS),
+        ("I burst into tears at the airport", NEG),
+        ("my heart sank when I saw the letter", NEG),
+        ("at my wits' end with this landlord", NEG),
+    ],
+)
+def test_idioms_and_slang(analyzer: OfflineAnalyzer, text: str, expected: Valence) -> None:
+    assert analyzer.analyze(Turn(text)).valence is expected
