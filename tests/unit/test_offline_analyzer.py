@@ -388,3 +388,9 @@ def test_a_story_that_names_work_is_not_a_task(analyzer: OfflineAnalyzer) -> Non
 
 def test_an_exam_result_awaited_is_no_success(analyzer: OfflineAnalyzer) -> None:
     assert analyze(analyzer, "大学の合格発表まであと3日。眠れない").valence is Valence.NEGATIVE
+
+
+def test_guilt_inflects_and_causing_trouble_is_guilt(analyzer: OfflineAnalyzer) -> None:
+    result = analyze(analyzer, "私のミスでチーム全員に残業させてしまった。申し訳なさすぎる")
+    assert result.valence is Valence.NEGATIVE
+    assert "guilt" in result.tags
