@@ -50,6 +50,9 @@ def analyzer() -> OfflineAnalyzer:
         ("Can't afford the rent this month.", NEG, "anxiety"),
         ("Beat my personal best at parkrun today", POS, "pride"),
         ("My sister gave birth to a little boy last night", POS, "joy"),
+        ("Locked out of the flat in the rain. Brilliant start to the week.", NEG, "frustration"),
+        ("Got a parking ticket outside my own house.", NEG, "frustration"),
+        ("Lost my wallet on the tram this morning.", NEG, "anxiety"),
     ],
 )
 def test_life_events(analyzer: OfflineAnalyzer, text: str, expected: Valence, tag: str) -> None:
