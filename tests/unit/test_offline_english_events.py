@@ -53,6 +53,8 @@ def analyzer() -> OfflineAnalyzer:
         ("Locked out of the flat in the rain. Brilliant start to the week.", NEG, "frustration"),
         ("Got a parking ticket outside my own house.", NEG, "frustration"),
         ("Lost my wallet on the tram this morning.", NEG, "anxiety"),
+        ("We got a puppy this weekend!", POS, "joy"),
+        ("Finally got the keys to our first house", POS, "joy"),
     ],
 )
 def test_life_events(analyzer: OfflineAnalyzer, text: str, expected: Valence, tag: str) -> None:
