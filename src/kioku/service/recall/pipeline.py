@@ -87,20 +87,25 @@ def recall(
 
         check_provenance_id("session_id", session_id)
     check_vector_model(engine)
+    now = at or engine.clock.now()
     result = run_recall(
         store=engine.store,
         embedder=engine.embedder,
         config=engine.config,
         scope=scoped(engine),
         query=query,
-        now=at or engine.clock.now(),
+        now=now,
         top_k=top_k,
         session_id=session_id,
-        mark=mark,
+        mark=False,
         mood_shift=mood_shift,
     )
     if mark and result.items:
-        log_recall(engine, result, session_id)
+        # The traces and the event that names what was recalled, in one transaction.
+        with engine.store.atomic():
+            chosen = [item for item in result.items if item.via != "relation"]
+            record_traces(engine.store, chosen, session_id, now)
+            log_recall(engine, result, session_id)
     return result
 
 
