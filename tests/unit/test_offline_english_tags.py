@@ -33,6 +33,7 @@ def analyzer() -> OfflineAnalyzer:
         ("I snapped at my sister and I feel awful about it.", "guilt"),
         ("Still a bit shaken after the near miss on the motorway.", "fear"),
         ("Feeling glum and listless all weekend.", "sadness"),
+        ("Thanks, that did the trick. You're a lifesaver!", "gratitude"),
     ],
 )
 def test_tag(analyzer: OfflineAnalyzer, text: str, tag: str) -> None:
