@@ -38,3 +38,11 @@ def analyzer() -> OfflineAnalyzer:
 )
 def test_tag(analyzer: OfflineAnalyzer, text: str, tag: str) -> None:
     assert tag in analyzer.analyze(Turn(text)).tags
+
+
+def test_emoji_added_for_english_posts(analyzer: OfflineAnalyzer) -> None:
+    assert (
+        "frustration"
+        in analyzer.analyze(Turn("Got a parking ticket while paying for parking 🙃")).tags
+    )
+    assert "joy" in analyzer.analyze(Turn("my niece drew me a card 🥹")).tags
