@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 
+from tests.cli import forker
+
 
 @dataclass
 class Result:
@@ -39,11 +41,19 @@ def clean_env(**extra: str) -> dict[str, str]:
 
 
 def run_kioku(*args: str, env: dict[str, str] | None = None, timeout: float = 60) -> Result:
+    """``python -m kioku ARGS`` in a process of its own (forked from a process that has
+    imported kioku already where that shows the same, see tests/cli/forker.py)."""
+    env = env or clean_env()
+    base = clean_env()
+    if forker.usable(args, env, base):
+        done = forker.run(args, env, base, timeout)
+        if done is not None:
+            return Result(*done)
     proc = subprocess.run(
         [sys.executable, "-m", "kioku", *args],
         capture_output=True,
         text=True,
-        env=env or clean_env(),
+        env=env,
         timeout=timeout,
         check=False,
     )
