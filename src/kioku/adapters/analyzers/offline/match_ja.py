@@ -10,7 +10,7 @@ itself when the lexicon knows it (「まあまあかな」, 「すごい！」).
 from __future__ import annotations
 
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from .hits import Hit
@@ -36,6 +36,10 @@ _KANA_OR_KANJI_AFTER_STEM_OK: Final = ADJ_INFLECTION | frozenset("ー~っ")
 _NONI: Final = "のに"
 # 「もう」 before an unpleasant word: the speaker has had enough.
 _ENOUGH_ALREADY: Final = frozenset({"もう"})
+#: Tears (泣いた, 泣きそう, 涙) are being moved, not sadness, when the rest of the turn is kind or
+#: glad: 「見送ってくれて、ちょっと泣きそうになった」, 「サプライズしてくれて、泣いちゃった」.
+_TEARS: Final = frozenset({"泣く", "泣ける", "泣きそう", "涙", "泣いた"})
+_MOVED_SHARE: Final = 0.6
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,4 +195,24 @@ def match_japanese(
             flush()
         i += 1
     flush()
-    return hits
+    return _moved_tears(hits)
+
+
+def _moved_tears(hits: list[RawHit]) -> list[RawHit]:
+    """Tears in a turn whose other words are glad or grateful read as being moved."""
+    tears = [r for r in hits if r.hit.term in _TEARS and r.hit.score < 0 and not r.hit.negated]
+    if not tears:
+        return hits
+    rest = [r.hit.score for r in hits if r.hit.term not in _TEARS and not r.hypothetical]
+    glad = sum(x for x in rest if x > 0)
+    if glad < 1.0 or glad <= -sum(x for x in rest if x < 0):
+        return hits
+    grateful = any("gratitude" in r.hit.tags for r in hits)
+    tags = ("joy", "gratitude") if grateful else ("joy",)
+    out: list[RawHit] = []
+    for raw in hits:
+        if raw in tears:
+            moved = replace(raw.hit, score=-_MOVED_SHARE * raw.hit.score, tags=tags)
+            raw = replace(raw, hit=moved)
+        out.append(raw)
+    return out
