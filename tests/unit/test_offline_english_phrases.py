@@ -57,6 +57,8 @@ def test_phrase_reading(analyzer: OfflineAnalyzer, text: str, expected: Valence)
         ("she changed careers at forty", NEU),
         ("is there a customer service number?", NEU),
         ("a stranger held the door for us", NEU),
+        ("tests in the vendor folder are excluded from the build", NEU),
+        ("I was excluded from the group chat again", NEG),
     ],
 )
 def test_vocabulary(analyzer: OfflineAnalyzer, text: str, expected: Valence) -> None:
