@@ -38,7 +38,9 @@ _NONI: Final = "のに"
 _ENOUGH_ALREADY: Final = frozenset({"もう"})
 #: Tears (泣いた, 泣きそう, 涙) are being moved, not sadness, when the rest of the turn is kind or
 #: glad: 「見送ってくれて、ちょっと泣きそうになった」, 「サプライズしてくれて、泣いちゃった」.
-_TEARS: Final = frozenset({"泣く", "泣ける", "泣きそう", "涙", "泣いた"})
+#: Trembling there is excitement, not fear (「一位でゴールした。手が震えた」).
+_TEARS: Final = frozenset({"泣く", "泣ける", "泣きそう", "涙", "泣いた", "震える"})
+_TREMBLING: Final = "震える"
 _MOVED_SHARE: Final = 0.6
 
 
@@ -212,7 +214,8 @@ def _moved_tears(hits: list[RawHit]) -> list[RawHit]:
     out: list[RawHit] = []
     for raw in hits:
         if raw in tears:
-            moved = replace(raw.hit, score=-_MOVED_SHARE * raw.hit.score, tags=tags)
+            how = ("excitement", "joy") if raw.hit.term == _TREMBLING else tags
+            moved = replace(raw.hit, score=-_MOVED_SHARE * raw.hit.score, tags=how)
             raw = replace(raw, hit=moved)
         out.append(raw)
     return out
