@@ -54,6 +54,8 @@ def analyzer() -> OfflineAnalyzer:
         ("Got a parking ticket outside my own house.", NEG, "frustration"),
         ("Lost my wallet on the tram this morning.", NEG, "anxiety"),
         ("We got a puppy this weekend!", POS, "joy"),
+        ("Found out my best mate talked behind my back.", NEG, "anger"),
+        ("I was made redundant on Monday.", NEG, "sadness"),
         ("Finally got the keys to our first house", POS, "joy"),
     ],
 )
