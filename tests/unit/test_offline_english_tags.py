@@ -34,6 +34,7 @@ def analyzer() -> OfflineAnalyzer:
         ("Still a bit shaken after the near miss on the motorway.", "fear"),
         ("Feeling glum and listless all weekend.", "sadness"),
         ("Thanks, that did the trick. You're a lifesaver!", "gratitude"),
+        ("Still waiting for results from the biopsy.", "anxiety"),
     ],
 )
 def test_tag(analyzer: OfflineAnalyzer, text: str, tag: str) -> None:
