@@ -148,6 +148,7 @@ _PAST_JA: Final = re.compile(
 _TIME_JA: Final = re.compile(
     r"昨日|きのう|昨夜|今朝|先週|先月|去年|昨年|この前|こないだ|あのとき|あの時|のとき|の時|ぶりに"
     r"|今日|初めて|小[1-6１-６一二三四五六]|中[1-3１-３]|高校|学生時代|子どもの頃|子供の頃"
+    r"|先日|当時|年前|[かヶヵケ]月前|週間前|日前|昔"
 )
 _PAST_EN: Final = frozenset(
     """was were had got went came said told found saw took made felt left lost won ran
