@@ -100,7 +100,9 @@ def score_intensity(
             felt += _NEGATIVITY  # unpleasant experiences weigh more in memory
     high, low = max(anchor, felt), min(anchor, felt)
     value = high + _MIX * low - 2
-    if length <= 4 and strength < 1:
+    # A very short turn is an acknowledgement (「はい」, "ok") unless it names something that
+    # matters: 「妊娠した」 and 「卒業した」 are four characters.
+    if length <= 4 and strength < 1 and anchor < _FACT:
         value = min(value, 10)
     if topics["correction"] >= 1.5 and strength < 1.5:
         value = min(value, 25)
