@@ -394,3 +394,62 @@ def test_guilt_inflects_and_causing_trouble_is_guilt(analyzer: OfflineAnalyzer) 
     result = analyze(analyzer, "私のミスでチーム全員に残業させてしまった。申し訳なさすぎる")
     assert result.valence is Valence.NEGATIVE
     assert "guilt" in result.tags
+
+
+@pytest.mark.parametrize(
+    ("text", "valence", "tag"),
+    [
+        (
+            "引っ越しの日に大家さんが見送ってくれて、ちょっと泣きそうになった",
+            Valence.POSITIVE,
+            "gratitude",
+        ),
+        ("友達が誕生日を祝ってくれて泣いちゃった", Valence.POSITIVE, "joy"),
+        ("試合に負けて泣いた", Valence.NEGATIVE, "sadness"),
+        ("娘が運動会で一位になった。手が震えた", Valence.POSITIVE, "excitement"),
+        ("怖くて手が震えた", Valence.NEGATIVE, "fear"),
+    ],
+)
+def test_tears_and_trembling_in_a_glad_turn_are_being_moved(
+    analyzer: OfflineAnalyzer, text: str, valence: Valence, tag: str
+) -> None:
+    result = analyze(analyzer, text)
+    assert result.valence is valence
+    assert tag in result.tags
+
+
+@pytest.mark.parametrize(
+    ("text", "valence", "tag"),
+    [
+        ("エレベーターが急に止まって、血の気が引いた", Valence.NEGATIVE, "fear"),
+        ("卒業式で後輩がくれた手紙、胸がいっぱいになった", Valence.POSITIVE, "joy"),
+        ("傘なくした", Valence.NEGATIVE, "sadness"),
+        ("電車乗り遅れた", Valence.NEGATIVE, "frustration"),
+        ("お気に入りのマグカップ割れた", Valence.NEGATIVE, "sadness"),
+        ("あちゃー、雨だ", Valence.NEGATIVE, "frustration"),
+        ("内定が出ない", Valence.NEGATIVE, "anxiety"),
+        ("市民マラソンで入賞した！", Valence.POSITIVE, "pride"),
+    ],
+)
+def test_japanese_feelings_told_through_the_body_mishaps_and_results(
+    analyzer: OfflineAnalyzer, text: str, valence: Valence, tag: str
+) -> None:
+    result = analyze(analyzer, text)
+    assert result.valence is valence
+    assert tag in result.tags
+
+
+def test_a_mishap_inside_a_request_is_a_topic(analyzer: OfflineAnalyzer) -> None:
+    assert analyze(analyzer, "財布をなくしたらどうすればいい？").valence is Valence.NEUTRAL
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("息子が口きいてくれない", False),
+        ("誰も助けてくれなかった", False),
+        ("これ手伝ってくれない？", True),
+    ],
+)
+def test_kurenai_asks_only_as_a_question(analyzer: OfflineAnalyzer, text: str, asks: bool) -> None:
+    assert analyzer.read(text).context.any_request is asks

@@ -114,3 +114,23 @@ def test_a_phobia_named_is_a_fact_not_a_felt_fright(analyzer: OfflineAnalyzer) -
     result = analyze(analyzer, "僕、高所恐怖症なんですよ")
     assert result.category == "emotional"
     assert result.intensity <= 55
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "左利きです",
+        "義母との同居がしんどい",
+        "息子が反抗期で全然口きいてくれない",
+        "来年から海外赴任",
+        "最近眠れない",
+        "自分のことが嫌になる",
+        "4年住んだ部屋を来月退去する",
+        "推しのライブ当たった！",
+        "楽しみすぎて仕事が手につかない",
+    ],
+)
+def test_japanese_personal_life_and_inner_states_are_emotional(
+    analyzer: OfflineAnalyzer, text: str
+) -> None:
+    assert analyze(analyzer, text).category == "emotional"

@@ -81,3 +81,13 @@ def test_ganbaru_is_no_cancer(analyzer: OfflineAnalyzer) -> None:
     # がんばる starts like がん (cancer): the longer non-cue wins, so this stays small talk.
     assert "がん" not in analyzer.read("今日も一日がんばりましょう").topics.cues
     assert intensity(analyzer, "おはようございます、今日も一日がんばりましょう") <= 30
+
+
+@pytest.mark.parametrize("text", ["妊娠した", "卒業した"])
+def test_a_four_character_event_is_no_acknowledgement(analyzer: OfflineAnalyzer, text: str) -> None:
+    assert intensity(analyzer, text) >= 45
+
+
+@pytest.mark.parametrize("text", ["了解", "はい", "ok"])
+def test_a_short_acknowledgement_stays_low(analyzer: OfflineAnalyzer, text: str) -> None:
+    assert intensity(analyzer, text) <= 10
