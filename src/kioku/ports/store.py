@@ -212,8 +212,9 @@ class Store(Protocol):
 
     def reading(self) -> AbstractContextManager[None]:
         """One consistent snapshot for every read inside: they all see the store as it was
-        when the block began, and none of them opens a transaction of its own. Re-entrant;
-        inside ``atomic()`` the reads are that transaction's. No writes inside it."""
+        when the block began, and none of them opens a transaction of its own (a store with a
+        read replica still sends its searches there). Re-entrant; inside ``atomic()`` the
+        reads are that transaction's. No writes inside it."""
         ...
 
     def add(self, memory: Memory) -> None:

@@ -232,7 +232,8 @@ class PostgresStore(
 
     @contextmanager
     def reading(self) -> Iterator[None]:
-        """One snapshot for every read inside (a read-only transaction on one connection)."""
+        """One snapshot for every read inside (a read-only transaction on one connection);
+        searches a read replica answers still go to the replica, as they do outside."""
         held = self._held
         if held.conn is not None or held.snapshot is not None:
             yield
@@ -265,7 +266,7 @@ class PostgresStore(
         """``work`` (a search read) on the read replica when there is one, outside
         ``atomic()``; else, or when the replica fails, as :meth:`_reading` does."""
         replica = self._replica
-        if replica is None or self._held.conn is not None or self._held.snapshot is not None:
+        if replica is None or self._held.conn is not None:
             with self._reading() as conn:
                 return work(conn)
         self._open_pool()  # a closed store says so
