@@ -453,3 +453,23 @@ def test_a_mishap_inside_a_request_is_a_topic(analyzer: OfflineAnalyzer) -> None
 )
 def test_kurenai_asks_only_as_a_question(analyzer: OfflineAnalyzer, text: str, asks: bool) -> None:
     assert analyzer.read(text).context.any_request is asks
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "さすが大手銀行のアプリ、今日も元気にエラー吐いてる",
+        "向かいの人、ずっとイヤホンから音漏れしてる。いいね、みんなでライブ気分だね",
+    ],
+)
+def test_japanese_irony_at_a_routine_failure_or_a_nuisance(
+    analyzer: OfflineAnalyzer, text: str
+) -> None:
+    result = analyze(analyzer, text)
+    assert result.valence is Valence.NEGATIVE
+    assert "frustration" in result.tags
+
+
+@pytest.mark.parametrize("text", ["さすが！今日もサーバー元気に動いてる", "いいね、今日も晴れ"])
+def test_praise_of_a_routine_that_works_stays_sincere(analyzer: OfflineAnalyzer, text: str) -> None:
+    assert analyze(analyzer, text).valence is Valence.POSITIVE

@@ -5,7 +5,8 @@ a word of praise that opens its clause, in a spoken form (さすが, 最高だ�
 お見事), read right after a clause that reports something going wrong, means the opposite.
 Laughter closing that clause (（笑）, ｗ) belongs to the irony, not to joy. Plain praise
 (「さすが！助かった」) follows no mishap; praise after a contrast (「大変だったけど、最高だった」)
-or after help (「バグ直してくれた、さすが」) is sincere and stays as it is. (棒) is handled as
+or after help (「バグ直してくれた、さすが」) is sincere and stays as it is. Praise before a failure told as
+cheerful routine (「さすが…、今日も元気にエラー吐いてる」) is ironic too. (棒) is handled as
 a sarcasm marker of the whole turn elsewhere.
 
 Patterns work on the folded text (NFKC, lower case, katakana as hiragana).
@@ -37,6 +38,8 @@ _MISHAP: Final = re.compile(
     r"(?:た|てた|ちゃった|じゃった|てる|ました|てしまった|て(?:きて)?(?=[、,]))"
     r"|また(?:ばぐ|えらー|仕様変更|残業|休日出勤|障害|延期|中止|遅延|どたきゃん|雨|落ち|ふりーず)"
     r"|遅延|渋滞|停電|炎上|どたきゃん|休日出勤|仕様変更|最悪|ついてない|うんざり|暴落|土砂降り|故障"
+    # A nuisance from others in public (「電車でずっとスピーカーで動画流してる。いいね」).
+    r"|すぴーかーで|音漏れ|大音量|割り込|横入り|順番抜かし|騒音|値上げ|値上がり"
     # 〜のに: an expectation let down (「雨予報ゼロだったのに土砂降り」).
     r"|のに"
 )
@@ -81,12 +84,19 @@ def _overt_after_mishap(clauses: list[tuple[int, int, str]], i: int) -> int | No
 
 #: 「おかげで」 leading to something going wrong: 「その回答のおかげでさらに分からなくなった」.
 _THANKS_TO_MISHAP: Final = re.compile(r"おかげで[^。.!?]{0,30}?(?:" + _MISHAP.pattern + ")")
+#: Praise, then a failure told as cheerful routine:
+#: 「さすが天下の外部API、今日も元気に500を返してくれてる」.
+_CHEERFUL_FAILURE: Final = re.compile(
+    r"(?:さすが|流石|いいね|素晴らしい)[^。.!?]{0,30}?(?:今日も|きょうも|相変わらず)(?:元気に)?"
+    r"[^。.!?]{0,12}?(?:えらー|ばぐ|落ち|止ま|遅れ|遅延|[45]\d\d|だうん|障害)"
+)
 
 
 def ironic_spans(folded: str) -> tuple[tuple[int, int], ...]:
     """(start, end) of each ironic praise clause, with the laughter that closes it."""
     clauses = [(m.start(), m.end(), m.group()) for m in _CLAUSE.finditer(folded)]
     spans = [(m.start(), m.end()) for m in _THANKS_TO_MISHAP.finditer(folded)]
+    spans += [(m.start(), m.end()) for m in _CHEERFUL_FAILURE.finditer(folded)]
     for i in range(1, len(clauses)):
         start, end, text = clauses[i]
         if _FILLER.fullmatch(text) and i + 1 < len(clauses):
