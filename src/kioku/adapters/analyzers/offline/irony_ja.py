@@ -5,9 +5,9 @@ a word of praise that opens its clause, in a spoken form (さすが, 最高だ�
 お見事), read right after a clause that reports something going wrong, means the opposite.
 Laughter closing that clause (（笑）, ｗ) belongs to the irony, not to joy. Plain praise
 (「さすが！助かった」) follows no mishap; praise after a contrast (「大変だったけど、最高だった」)
-or after help (「バグ直してくれた、さすが」) is sincere and stays as it is. Praise before a failure told as
-cheerful routine (「さすが…、今日も元気にエラー吐いてる」) is ironic too. (棒) is handled as
-a sarcasm marker of the whole turn elsewhere.
+or after help (「バグ直してくれた、さすが」) is sincere and stays as it is. Praise before a
+failure told as cheerful routine (「さすが…、今日も元気にエラー吐いてる」) is ironic too.
+(棒) is handled as a sarcasm marker of the whole turn elsewhere.
 
 Patterns work on the folded text (NFKC, lower case, katakana as hiragana).
 """
