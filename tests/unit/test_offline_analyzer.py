@@ -473,3 +473,11 @@ def test_japanese_irony_at_a_routine_failure_or_a_nuisance(
 @pytest.mark.parametrize("text", ["さすが！今日もサーバー元気に動いてる", "いいね、今日も晴れ"])
 def test_praise_of_a_routine_that_works_stays_sincere(analyzer: OfflineAnalyzer, text: str) -> None:
     assert analyze(analyzer, text).valence is Valence.POSITIVE
+
+
+@pytest.mark.parametrize(
+    ("text", "valence"),
+    [("おいしかった(*´ω`*)", Valence.POSITIVE), ("今日は寝坊した(´・ω・｀)", Valence.NEGATIVE)],
+)
+def test_soft_and_downcast_kaomoji(analyzer: OfflineAnalyzer, text: str, valence: Valence) -> None:
+    assert analyze(analyzer, text).valence is valence

@@ -28,7 +28,9 @@ _FACES: Final[tuple[_Face, ...]] = (
         ("sadness",),
     ),
     (re.compile(r"`д´|`Д´|╬|怒|`皿´|#`"), -2.3, 2, ("anger",)),
-    (re.compile(r"・ω・`|・_・`|-ω-`|´・ω・"), -0.8, -1, ("sadness",)),
+    (re.compile(r"・ω・[`｀]|・_・[`｀]|-ω-[`｀]|´・ω・"), -0.8, -1, ("sadness",)),
+    # A soft content face: (´ω｀), (*´ω`*).
+    (re.compile(r"´ω[`｀]"), 1.2, -1, ("joy",)),
     (re.compile(r">_<|><|>\.<|x_x|@_@|;\^ω\^|\^\^;"), -0.7, 1, ("frustration",)),
     (re.compile(r"_ _|_\._"), 0.5, 0, ("gratitude",)),
     (re.compile(f"[{_EYES_HAPPY}]"), 1.8, 1, ("joy",)),
