@@ -128,6 +128,11 @@ def test_a_phobia_named_is_a_fact_not_a_felt_fright(analyzer: OfflineAnalyzer) -
         "4年住んだ部屋を来月退去する",
         "推しのライブ当たった！",
         "楽しみすぎて仕事が手につかない",
+        "人見知りなんです",
+        "大学で心理学を専攻してた",
+        "祖母に育てられた",
+        "電車で痴漢にあった",
+        "幼なじみが結婚した",
     ],
 )
 def test_japanese_personal_life_and_inner_states_are_emotional(
