@@ -481,3 +481,8 @@ def test_praise_of_a_routine_that_works_stays_sincere(analyzer: OfflineAnalyzer,
 )
 def test_soft_and_downcast_kaomoji(analyzer: OfflineAnalyzer, text: str, valence: Valence) -> None:
     assert analyze(analyzer, text).valence is valence
+
+
+def test_a_glad_turn_about_oneself_carries_no_love(analyzer: OfflineAnalyzer) -> None:
+    assert "love" not in analyze(analyzer, "今日は人生初の回らないお寿司！").tags
+    assert "love" in analyze(analyzer, "母が誕生日にケーキを焼いてくれた、嬉しい").tags

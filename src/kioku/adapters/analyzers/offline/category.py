@@ -26,7 +26,7 @@ _STORY: Final = 1.5
 def choose_category(topics: TopicScores, intensity: int, strength: float, request: bool) -> str:
     facts = topics["fact"] + topics["health"]
     events = topics["life"] + topics["loss"] + topics["trauma"]
-    personal = topics["personal"] + events + topics["plan"] + facts
+    personal = topics["personal"] + topics["self"] + events + topics["plan"] + facts
     personal += topics["milestone"] * 0.8
     work = topics["work"]
     decision = topics["decision"]

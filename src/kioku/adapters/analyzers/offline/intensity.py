@@ -59,7 +59,7 @@ def _anchor(topics: TopicScores, request: bool) -> int:
         anchor = _HEALTH
     elif topics["milestone"] >= 1.5:
         anchor = _MILESTONE
-    elif topics["personal"] >= 1.2:
+    elif topics["personal"] + topics["self"] >= 1.2:
         anchor = _PERSONAL - (10 if request else 0)
     elif topics["plan"] >= 1.2 or (topics["fact"] >= 1.2 and topics["pet"] >= 1):
         anchor = _PLAN - (10 if request else 0)

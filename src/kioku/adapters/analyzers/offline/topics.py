@@ -29,6 +29,8 @@ TOPICS: Final = (
     "decision",
     "work",
     "personal",
+    # The self and inner life (人生, 自分, 気持ち, 自己嫌悪): personal, but no family or partner.
+    "self",
     "health",
     "loss",
     "trauma",
