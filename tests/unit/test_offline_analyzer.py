@@ -486,3 +486,9 @@ def test_soft_and_downcast_kaomoji(analyzer: OfflineAnalyzer, text: str, valence
 def test_a_glad_turn_about_oneself_carries_no_love(analyzer: OfflineAnalyzer) -> None:
     assert "love" not in analyze(analyzer, "今日は人生初の回らないお寿司！").tags
     assert "love" in analyze(analyzer, "母が誕生日にケーキを焼いてくれた、嬉しい").tags
+
+
+def test_a_wish_that_did_not_come_is_sad(analyzer: OfflineAnalyzer) -> None:
+    result = analyze(analyzer, "誕生日、誰からもおめでとうが来なかった")
+    assert result.valence is Valence.NEGATIVE
+    assert analyze(analyzer, "合格おめでとう").valence is Valence.POSITIVE
