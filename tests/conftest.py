@@ -8,6 +8,9 @@ Reliability tests record what they did with ``record_property("reliability", {..
 figures travel with the test reports (also from xdist workers) and are printed in a
 "reliability figures" section. With ``KIOKU_RELIABILITY_FIGURES=FILE`` they are also written
 to FILE as JSON (``benchmarks/reliability.py`` uses this).
+
+Property tests carry no time limit: Hypothesis's per-example deadline and its "too slow" health
+check are wall-clock judgements, which a busy machine fails for no fault of the code.
 """
 
 from __future__ import annotations
@@ -18,6 +21,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+settings.register_profile("kioku", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("kioku")
 
 _RELIABILITY = Path(__file__).resolve().parent / "reliability"
 
