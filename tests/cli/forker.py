@@ -64,7 +64,13 @@ SKIP = (
     "kioku.interfaces.web",
 )
 
-_server: list[tuple[subprocess.Popen[bytes], str, dict[str, str]]] = []
+#: The servers of this test process, by the environment they were started with.
+#: Set by pytest for each test phase: a subprocess sees it, and so does a forked child (its
+#: environment is the request's), but it is read by nothing at start-up.
+VOLATILE = frozenset({"PYTEST_CURRENT_TEST"})
+#: At most this many servers per test process (each is about 100 MB).
+MAX_SERVERS = 3
+_servers: dict[frozenset[tuple[str, str]], tuple[subprocess.Popen[bytes], str]] = {}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -180,7 +186,7 @@ def enabled() -> bool:
     return os.environ.get("KIOKU_TEST_FORK", "1") != "0" and hasattr(os, "pidfd_open")
 
 
-def _start(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str, dict[str, str]] | None:
+def _start(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str] | None:
     path = os.path.join(tempfile.mkdtemp(prefix="kioku-fork-"), "s")
     proc = subprocess.Popen(
         [sys.executable, __file__, path],
@@ -195,7 +201,7 @@ def _start(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], str, dict[str,
         proc.wait()
         return None
     atexit.register(_stop, proc, path)
-    return proc, path, env
+    return proc, path
 
 
 def _stop(proc: subprocess.Popen[bytes], path: str) -> None:
@@ -221,17 +227,19 @@ def usable(args: tuple[str, ...], env: dict[str, str], base: dict[str, str]) -> 
 
 
 def _server_for(base: dict[str, str]) -> tuple[subprocess.Popen[bytes], str] | None:
-    """The server of this test process, started on first use with ``base`` as its
-    environment; None when it is gone or was started with another one."""
-    if not _server:
+    """The server of this test process started with ``base`` as its environment (started on
+    first use; a test that changed the environment gets one of its own); None when it is gone
+    or there are already a few."""
+    key = frozenset((k, v) for k, v in base.items() if k not in VOLATILE)
+    if key not in _servers:
+        if len(_servers) >= MAX_SERVERS:
+            return None
         started = _start(base)
         if started is None:
             return None
-        _server.append(started)
-    proc, path, env = _server[0]
-    if proc.poll() is not None or env != base:
-        return None
-    return proc, path
+        _servers[key] = started
+    proc, path = _servers[key]
+    return None if proc.poll() is not None else (proc, path)
 
 
 def run(
