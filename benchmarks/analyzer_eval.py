@@ -13,8 +13,8 @@ recall (each only where labelled) and turns per second.
 
 ``--split tune`` or ``--split check`` keeps one half of each file: a record's own ``split`` field
 when it has one, otherwise a hash of its id (``sha256(id) % 2``: 0 is the tune half, 1 the check
-half). Tune on the tune half; read only the check half's aggregate scores. ``--confusion`` prints
-the category confusion table.
+half). Tune on the tune half; read only the check half's aggregate scores. Where categories
+are labelled, the category confusion table is printed too.
 """
 
 from __future__ import annotations
