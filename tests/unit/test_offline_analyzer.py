@@ -9,11 +9,6 @@ from kioku.core.model import Valence
 from kioku.ports.analyzer import Analysis, Analyzer, Turn
 
 
-@pytest.fixture(scope="module")
-def analyzer() -> OfflineAnalyzer:
-    return OfflineAnalyzer()
-
-
 def analyze(analyzer: OfflineAnalyzer, user: str, assistant: str = "") -> Analysis:
     return analyzer.analyze(Turn(user, assistant))
 

@@ -12,11 +12,6 @@ from kioku.core.validate import MAX_TEXT_CHARS
 from kioku.ports.analyzer import Analysis, Turn
 
 
-@pytest.fixture(scope="module")
-def analyzer() -> OfflineAnalyzer:
-    return OfflineAnalyzer()
-
-
 def assert_valid(result: Analysis) -> None:
     assert 0 <= result.intensity <= 100
     assert 0 <= result.arousal <= 100

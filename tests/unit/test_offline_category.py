@@ -12,11 +12,6 @@ from kioku.adapters.analyzers.offline import OfflineAnalyzer
 from kioku.ports.analyzer import Analysis, Turn
 
 
-@pytest.fixture(scope="module")
-def analyzer() -> OfflineAnalyzer:
-    return OfflineAnalyzer()
-
-
 def analyze(analyzer: OfflineAnalyzer, user: str) -> Analysis:
     return analyzer.analyze(Turn(user, ""))
 

@@ -14,11 +14,6 @@ from kioku.ports.analyzer import Turn
 POS, NEG = Valence.POSITIVE, Valence.NEGATIVE
 
 
-@pytest.fixture(scope="module")
-def analyzer() -> OfflineAnalyzer:
-    return OfflineAnalyzer()
-
-
 @pytest.mark.parametrize(
     "text",
     [

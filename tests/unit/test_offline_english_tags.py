@@ -12,11 +12,6 @@ from kioku.adapters.analyzers.offline import OfflineAnalyzer
 from kioku.ports.analyzer import Turn
 
 
-@pytest.fixture(scope="module")
-def analyzer() -> OfflineAnalyzer:
-    return OfflineAnalyzer()
-
-
 @pytest.mark.parametrize(
     ("text", "tag"),
     [

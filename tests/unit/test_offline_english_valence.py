@@ -14,11 +14,6 @@ from kioku.ports.analyzer import Turn
 POS, NEG, NEU = Valence.POSITIVE, Valence.NEGATIVE, Valence.NEUTRAL
 
 
-@pytest.fixture(scope="module")
-def analyzer() -> OfflineAnalyzer:
-    return OfflineAnalyzer()
-
-
 def valence(analyzer: OfflineAnalyzer, text: str) -> Valence:
     return analyzer.analyze(Turn(text)).valence
 

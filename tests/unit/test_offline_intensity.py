@@ -9,11 +9,6 @@ from kioku.core.model import Valence
 from kioku.ports.analyzer import Turn
 
 
-@pytest.fixture(scope="module")
-def analyzer() -> OfflineAnalyzer:
-    return OfflineAnalyzer()
-
-
 def intensity(analyzer: OfflineAnalyzer, user: str) -> int:
     return analyzer.analyze(Turn(user, "")).intensity
 

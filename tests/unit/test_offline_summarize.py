@@ -2,15 +2,7 @@
 
 from __future__ import annotations
 
-import pytest
-
 from kioku.adapters.analyzers.offline import OfflineAnalyzer
-
-
-@pytest.fixture(scope="module")
-def analyzer() -> OfflineAnalyzer:
-    return OfflineAnalyzer()
-
 
 SPEC_TRIGGER = "「記憶システムのストレージ、MongoDBにしたらどう思う？」と聞かれた"
 SPEC_CONTENT = (
