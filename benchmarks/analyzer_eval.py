@@ -40,7 +40,12 @@ def split_of(record: dict[str, Any]) -> str:
     """The record's half: its own ``split`` field, else a hash of its id."""
     if record.get("split") in {"tune", "check"}:
         return str(record["split"])
-    digest = int(hashlib.sha256(str(record["id"]).encode("utf-8")).hexdigest(), 16)
+    return hash_split(str(record["id"]))
+
+
+def hash_split(item_id: str) -> str:
+    """``tune`` or ``check`` by ``sha256(id) % 2`` (0 is tune)."""
+    digest = int(hashlib.sha256(item_id.encode("utf-8")).hexdigest(), 16)
     return "tune" if digest % 2 == 0 else "check"
 
 

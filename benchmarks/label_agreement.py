@@ -26,7 +26,6 @@ absolute difference for intensity and arousal; tag micro-F1 of B against A.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 from collections import Counter
@@ -34,14 +33,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from analyzer_eval import spearman
+from analyzer_eval import hash_split, load, spearman
 
 NOMINAL = ("valence", "category", "protected")
-
-
-def _read(path: Path) -> list[dict[str, Any]]:
-    with path.open(encoding="utf-8") as fh:
-        return [json.loads(line) for line in fh if line.strip()]
 
 
 def kappa(a: Sequence[object], b: Sequence[object]) -> float:
@@ -51,11 +45,6 @@ def kappa(a: Sequence[object], b: Sequence[object]) -> float:
     ca, cb = Counter(a), Counter(b)
     expected = sum(ca[k] * cb[k] for k in ca) / (n * n)
     return 1.0 if expected == 1 else (observed - expected) / (1 - expected)
-
-
-def split_of(item_id: str) -> str:
-    digest = int(hashlib.sha256(item_id.encode("utf-8")).hexdigest(), 16)
-    return "tune" if digest % 2 == 0 else "check"
 
 
 def merge_tags(a: dict[str, Any], b: dict[str, Any], valence: str) -> list[str]:
@@ -90,7 +79,7 @@ def merge(
                 "id": text["id"],
                 "lang": text["lang"],
                 "genre": text["genre"],
-                "split": split_of(text["id"]),
+                "split": hash_split(text["id"]),
                 "text": text["text"],
                 "valence": fields["valence"],
                 "intensity": round((a["intensity"] + b["intensity"]) / 2),
@@ -135,11 +124,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--disagreements", type=Path, help="write the items to adjudicate here")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    texts = _read(args.dir / f"texts_{args.lang}.jsonl")
-    labels_a = {r["id"]: r for r in _read(args.dir / f"labels_a_{args.lang}.jsonl")}
-    labels_b = {r["id"]: r for r in _read(args.dir / f"labels_b_{args.lang}.jsonl")}
+    texts = load([args.dir / f"texts_{args.lang}.jsonl"])
+    labels_a = {r["id"]: r for r in load([args.dir / f"labels_a_{args.lang}.jsonl"])}
+    labels_b = {r["id"]: r for r in load([args.dir / f"labels_b_{args.lang}.jsonl"])}
     adj_path = args.dir / f"adjudication_{args.lang}.jsonl"
-    adjudicated = {r["id"]: r for r in _read(adj_path)} if adj_path.exists() else {}
+    adjudicated = {r["id"]: r for r in load([adj_path])} if adj_path.exists() else {}
     ids = [t["id"] for t in texts]
     missing = [i for i in ids if i not in labels_a or i not in labels_b]
     if missing:
