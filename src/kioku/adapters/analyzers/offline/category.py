@@ -14,13 +14,11 @@ from __future__ import annotations
 
 from typing import Final
 
-from .topics import TopicScores
+from .topics import STORY, TopicScores
 
 __all__ = ["choose_category"]
 
 _EMOTIONAL_INTENSITY: Final = 61
-#: A told experience of one's own life (see topics._story).
-_STORY: Final = 1.5
 
 
 def choose_category(topics: TopicScores, intensity: int, strength: float, request: bool) -> str:
@@ -40,7 +38,7 @@ def choose_category(topics: TopicScores, intensity: int, strength: float, reques
     stated = facts >= 1.5 and facts >= work
     if personal >= 1.2 and personal >= work and (stated or not (request and strength < 1)):
         return "emotional"
-    if topics["story"] >= _STORY and not request and work < 1.2 + personal:
+    if topics["story"] >= STORY and not request and work < 1.2 + personal:
         return "emotional"
     if work >= 1.2:
         return "work"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Final
 
 from .emotion import EmotionResult
-from .topics import TopicScores
+from .topics import STORY, TopicScores
 
 __all__ = ["score_intensity"]
 
@@ -34,8 +34,7 @@ _LIFE: Final = 68
 _EVENT_IN_REQUEST: Final = 50
 _TRAUMA: Final = 86
 #: A told experience of one's own life (a short personal episode) starts here and rises with
-#: how clearly it is told as one, up to _STORY_MAX.
-_STORY_MIN: Final = 1.5
+#: how clearly it is told as one (from topics.STORY), up to _STORY_MAX.
 _STORY_BASE: Final = 44
 _STORY_STEP: Final = 8
 _STORY_MAX: Final = 62
@@ -74,7 +73,7 @@ def _anchor(topics: TopicScores, request: bool) -> int:
     elif topics["ack"] >= 1 or topics["casual"] + topics["pet"] >= 1.5:
         anchor = _ACK if topics["ack"] >= 1 else 10
     story = topics["story"]
-    if story >= _STORY_MIN and not request:
+    if story >= STORY and not request:
         anchor = max(anchor, min(_STORY_MAX, round(_STORY_BASE + _STORY_STEP * story)))
     return anchor
 

@@ -21,14 +21,12 @@ from .match_ja import RawHit, match_japanese
 from .text import MAX_ANALYSED_CHARS, clean, fold, garbage_share, nfkc
 from .tokenize_en import Word, tokenize_en
 from .tokenize_ja import Segmenter, Token
-from .topics import TopicScores, find_topics
+from .topics import STORY, TopicScores, find_topics
 
 __all__ = ["Reading", "read_text", "shouting_words"]
 
 _SELF_JA: Final = re.compile(r"私|僕|俺|わたし|あたし|ぼく|おれ|自分|うち(?:の|は|が|も)")
 _EXCLAMATION_SCORE: Final = 0.7
-#: A told experience (topics._story) at or above this is not a task even when it names work.
-_STORY: Final = 1.5
 #: Text with more than this share of broken characters is treated as unreadable.
 _GARBAGE_SHARE: Final = 0.1
 _SELF_EN: Final = frozenset({"i", "me", "my", "myself", "i'm", "i've", "i'd", "i'll", "im", "ive"})
@@ -109,7 +107,7 @@ def read_text(
         raw = laughing_tears(ironic_expressions(raw))
     topics = find_topics(folded, starts, words, stop, language)
     # A told experience that mentions work is a story, not a task.
-    task = topics["work"] >= 1.5 and topics["story"] < _STORY
+    task = topics["work"] >= 1.5 and topics["story"] < STORY  # a told experience is no task
     context = build_context(folded, cased, language, work=task)
     hits = weigh(raw, context)
     excited = _exclamation_cue(folded, language, hits)

@@ -18,7 +18,7 @@ from .lexicon import phrase_index, read_data
 from .text import fold, nfkc
 from .tokenize_en import Word, stem_candidates
 
-__all__ = ["TOPICS", "TopicScores", "find_topics"]
+__all__ = ["STORY", "TOPICS", "TopicScores", "find_topics"]
 
 _TECH: Final = re.compile(
     r"^(?:[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}[a-z]?s?|\w+\.(?:js|ts|py|rs|go|json|md|"
@@ -160,6 +160,10 @@ _PAST_EN: Final = frozenset(
 _TIME_EN: Final = frozenset(
     "yesterday today tonight morning night week month year ago finally first".split()
 )
+
+
+#: A ``story`` score at or above this reads as a told experience of one's own life.
+STORY: Final = 1.5
 
 
 def _story(folded: str, words: list[Word], lang: str) -> float:
