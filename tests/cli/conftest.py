@@ -73,3 +73,14 @@ def kioku(home: Path) -> Run:
         return run_kioku("--home", str(home), *args, env=env)
 
     return run
+
+
+def session_turns(kioku: Run, session: str) -> list[dict[str, Any]]:
+    """The memories of ``session`` that ``kioku list --json`` shows; none while the store does
+    not exist yet (a hook's background drain creates it)."""
+    listed = kioku("list", "--json")
+    if listed.code == 2 and "no kioku store" in listed.err:
+        return []
+    assert listed.code == 0, listed.err
+    memories: list[dict[str, Any]] = listed.json()
+    return [m for m in memories if m.get("session_id") == session]

@@ -9,10 +9,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from tests.cli.conftest import Result, Run, clean_env
+from tests.cli.conftest import Result, Run, clean_env, session_turns
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "claude_hooks" / "session.jsonl"
 SESSION = "hook-session-1"
@@ -179,13 +180,8 @@ def test_session_start_on_an_empty_home_prints_nothing(home: Path) -> None:
     assert (done.code, done.out, done.err) == (0, "", "")
 
 
-def _turns(kioku: Run) -> list[dict[str, object]]:
-    listed = kioku("list", "--json")
-    if listed.code == 2 and "no kioku store" in listed.err:
-        return []  # the background drain has not created the store yet
-    assert listed.code == 0, listed.err
-    memories: list[dict[str, object]] = listed.json()
-    return [m for m in memories if m.get("session_id") == SESSION]
+def _turns(kioku: Run) -> list[dict[str, Any]]:
+    return session_turns(kioku, SESSION)
 
 
 def _wait_for_turns(kioku: Run, count: int, seconds: float = 30) -> list[dict[str, object]]:

@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.cli.conftest import Result, Run, clean_env
+from tests.cli.conftest import Result, Run, clean_env, session_turns
 from tests.fakes import FakeLlmServer, Reply
 
 FIXTURE = Path(__file__).parent.parent / "fixtures" / "claude_hooks" / "session.jsonl"
@@ -63,10 +63,7 @@ def _log(home: Path) -> str:
 
 
 def _turns(kioku: Run) -> list[dict[str, Any]]:
-    listed = kioku("list", "--json")
-    assert listed.code == 0, listed.err
-    memories: list[dict[str, Any]] = listed.json()
-    return [m for m in memories if m.get("session_id") == SESSION]
+    return session_turns(kioku, SESSION)
 
 
 def _transcript(tmp_path: Path) -> Path:
