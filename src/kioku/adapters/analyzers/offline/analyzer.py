@@ -24,6 +24,7 @@ from .protect import is_protection_request
 from .reader import Reading, read_text, shouting_words
 from .summarize import extract_keywords_pair, gist, shorten, summarize_pair
 from .tokenize_ja import FugashiSegmenter, ScriptSegmenter, Segmenter, default_segmenter
+from .topics import names_close_one
 
 __all__ = ["OfflineAnalyzer"]
 
@@ -127,7 +128,7 @@ class OfflineAnalyzer:
         tags = context_tags(
             emotion.tags,
             valence,
-            affection=user.topics["personal"] >= 1.2 or user.topics["pet"] >= 1,
+            affection=names_close_one(user.topics),
             resolve=user.topics["decision"] >= 1.5,
             surprise=_INTERROBANG.search(user.cased) is not None,
         )

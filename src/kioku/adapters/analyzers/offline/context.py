@@ -18,7 +18,7 @@ from typing import Final
 
 from .expressive import has_sarcasm_marker
 from .hits import Hit
-from .irony_ja import ironic_spans
+from .irony_ja import ironic_spans, mocks_oneself
 from .match_ja import RawHit
 
 __all__ = ["Context", "build_context", "weigh"]
@@ -89,6 +89,8 @@ class Context:
     lang: str
     #: English sentences that ask for text to be written ("write a sad poem").
     content_requests: tuple[tuple[int, int], ...] = ()
+    #: The Japanese irony mocks the speaker (「さすが私」): fed up, but with no one to be angry at.
+    irony_at_self: bool = False
 
 
 def build_context(text: str, cased: str, lang: str, *, work: bool = False) -> Context:
@@ -114,18 +116,24 @@ def build_context(text: str, cased: str, lang: str, *, work: bool = False) -> Co
             for m in _SENT_EN.finditer(text)
             if _CONTENT_REQUEST_EN.match(m.group().strip())
         )
+    irony = ironic_spans(text) if lang in ("ja", "mixed") else ()
     return Context(
         sentences=tuple(sentences),
         contrasts=contrasts,
         quotes=quotes,
         sarcasm=has_sarcasm_marker(cased),
-        irony=ironic_spans(text) if lang in ("ja", "mixed") else (),
+        irony=irony,
         any_request=any(s[2] for s in sentences),
         any_tech=any(s[3] for s in sentences),
         task=work or any(s[2] or s[3] for s in sentences),
         lang=lang,
         content_requests=content,
+        irony_at_self=mocks_oneself(text, irony),
     )
+
+
+def _irony_tags(ctx: Context) -> tuple[str, ...]:
+    return ("frustration",) if ctx.irony_at_self else ("frustration", "anger")
 
 
 def _sentence(ctx: Context, pos: int) -> tuple[int, int, bool, bool, bool] | None:
@@ -167,12 +175,14 @@ def weigh(raw_hits: list[RawHit], ctx: Context) -> list[Hit]:
         if ctx.sarcasm and score > 0:
             score, tags = -0.8 * score, ("frustration", "anger")
         elif score > 0 and ctx.irony:
-            # Ironic praise turns the kind words of the whole turn around.
-            score, tags = -0.8 * score, ("frustration",)
+            # Ironic praise turns the kind words of the whole turn around. It is aimed at
+            # someone (anger, by the labelling guide's "anger has a target") unless it mocks
+            # the speaker.
+            score, tags = -0.8 * score, _irony_tags(ctx)
         if factor != 1.0 or score != hit.score:
             hit = replace(hit, score=score, tags=tags)
         out.append(hit)
     if ctx.irony and not any(h.score < 0 for h in out):
         # Irony with no kind word the lexicon knows (「天才かな？」) still voices annoyance.
-        out.append(Hit("irony", ctx.irony[0][0], -1.2, 1, ("frustration",)))
+        out.append(Hit("irony", ctx.irony[0][0], -1.2, 1, _irony_tags(ctx)))
     return out

@@ -90,11 +90,12 @@ def context_tags(
 ) -> tuple[str, ...]:
     """Tags the situation implies beyond the words.
 
-    A pleasant turn about family, a partner or a pet carries ``love``; a felt decision
-    (「決めた」, "I decided") carries ``determination``; 「！？」 carries ``surprise``.
+    A pleasant turn about family, a partner or a pet carries ``love``, unless it is pride in
+    one's own achievement, where they are only named in passing (「合格…母に電話した」); a felt
+    decision (「決めた」, "I decided") carries ``determination``; 「！？」 carries ``surprise``.
     """
     extra: list[str] = []
-    if affection and valence is Valence.POSITIVE:
+    if affection and valence is Valence.POSITIVE and "pride" not in tags:
         extra.append("love")
     if resolve and valence is not Valence.NEUTRAL:
         extra.append("determination")

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["ironic_spans"]
+__all__ = ["ironic_spans", "mocks_oneself"]
 
 _CLAUSE: Final = re.compile(r"[^。、,.!?…\s]+[。、,.!?…\s]*")
 #: Praise opening a clause, after an optional filler (いやー, はいはい, ほんと).
@@ -118,3 +118,13 @@ def ironic_spans(folded: str) -> tuple[tuple[int, int], ...]:
         tail = _LAUGH_TAIL.match(folded, stop)
         spans.append((start, tail.end() if tail else stop))
     return tuple(spans)
+
+
+#: The speaker named in the ironic praise or just before it
+#: (「さすが私」, 「また寝坊した私。天才かな？」).
+_SELF: Final = re.compile(r"私|わたし|あたし|自分|俺|おれ|僕|ぼく|うち(?=[、,\sもはがっ])")
+
+
+def mocks_oneself(folded: str, spans: tuple[tuple[int, int], ...]) -> bool:
+    """Whether ironic praise mocks the speaker (named in it or in the 12 characters before it)."""
+    return any(_SELF.search(folded, max(0, start - 12), end) for start, end in spans)

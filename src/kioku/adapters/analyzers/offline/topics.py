@@ -18,7 +18,7 @@ from .lexicon import phrase_index, read_data
 from .text import fold, nfkc
 from .tokenize_en import Word, stem_candidates
 
-__all__ = ["STORY", "TOPICS", "TopicScores", "find_topics"]
+__all__ = ["STORY", "TOPICS", "TopicScores", "find_topics", "names_close_one"]
 
 _TECH: Final = re.compile(
     r"^(?:[a-z]+[A-Z]\w*|[A-Z][a-z]+[A-Z]\w*|[A-Z]{2,}[a-z]?s?|\w+\.(?:js|ts|py|rs|go|json|md|"
@@ -190,6 +190,17 @@ def _technical_tokens(words: list[Word], stop: frozenset[str]) -> float:
     """camelCase, ALLCAPS acronyms, dotted names and file names are signs of technical work."""
     count = sum(1 for w in words if w.is_word and w.low not in stop and _TECH.match(w.text))
     return min(count, 3) * 0.8
+
+
+@functools.cache
+def _close_ones() -> frozenset[str]:
+    return frozenset(fold(nfkc(row[0])).lower() for row in read_data("close_ones.txt"))
+
+
+def names_close_one(topics: TopicScores) -> bool:
+    """Whether a cue names family, a partner, a child or a pet (not friends, places or events)."""
+    close = _close_ones()
+    return any(cue in close for cue in topics.cues)
 
 
 def find_topics(
