@@ -46,7 +46,7 @@ from kioku.adapters.clock import FixedClock
 from kioku.core.lifecycle.links import Node, auto_links
 from kioku.core.lifecycle.plan import ArchivedPopulation, Population, plan_day
 from kioku.core.model import Embedding, Level, Memory, Valence
-from kioku.core.retention import decay_coefficient, initial_memory_days
+from kioku.core.retention import decay_coefficient
 
 TOKYO = ZoneInfo("Asia/Tokyo")
 _CATS = ("casual", "work", "decision", "emotional")
@@ -89,6 +89,7 @@ def build(kioku: Kioku, size: int, per_day: int, seed: int, growing: bool = Fals
     days = math.ceil(size / per_day)
     last_batch = datetime(2026, 1, 1, hour, tzinfo=TOKYO)
     first = last_batch - timedelta(days=days)
+    previous = last_batch - timedelta(days=1)
     rows: list[dict[str, Any]] = []
     for i in range(size):
         created = first + timedelta(seconds=(i / per_day) * 86400 + 60)
@@ -102,9 +103,10 @@ def build(kioku: Kioku, size: int, per_day: int, seed: int, growing: bool = Fals
         )
         recalls = 1 if rng.random() < 0.05 else 0
         coefficient = min(cfg.retention.max_decay_coefficient, coefficient + 0.02 * recalls)
-        age = initial_memory_days(created, hour) + max(
-            0, (last_batch - created).days - (0 if created.hour < hour else 1)
-        )
+        # After nightly batches, a memory never recalled has aged one day per batch since
+        # its first, which counted the time from its creation (memory_days の初期値): its
+        # memory_days at the last batch is its age then.
+        age = (last_batch - created).total_seconds() / 86400
         age *= 0.5**recalls
         rows.append(
             {
@@ -127,14 +129,18 @@ def build(kioku: Kioku, size: int, per_day: int, seed: int, growing: bool = Fals
         created=np.asarray([r["created"].timestamp() for r in rows]),
         intensity=np.asarray([float(r["intensity"]) for r in rows]),
         coefficient=np.asarray([r["coefficient"] for r in rows]),
-        memory_days=np.asarray([r["memory_days"] for r in rows]) - 1.0,
+        # Before the last batch: memories made since the one before meet their first batch
+        # there (not aged); the others are a day younger.
+        memory_days=np.asarray(
+            [r["memory_days"] - (0.0 if r["created"] > previous else 1.0) for r in rows]
+        ),
         recall_count=np.asarray([r["recall_count"] for r in rows], dtype=np.int64),
         recalled=np.zeros(size, dtype=np.bool_),
         level=np.ones(size, dtype=np.int8),
         protected=np.asarray([r["protected"] for r in rows], dtype=np.bool_),
         score=score,
     )
-    settled = plan_day(pop, ArchivedPopulation.empty(), cfg, last_batch, first - timedelta(days=1))
+    settled = plan_day(pop, ArchivedPopulation.empty(), cfg, last_batch, previous)
     model = kioku.embedder.model_id
     batch: list[Memory] = []
     for i, r in enumerate(rows):
@@ -175,6 +181,8 @@ def build(kioku: Kioku, size: int, per_day: int, seed: int, growing: bool = Fals
     if batch:
         kioku.store.add_many(batch)
     kioku.store.set_state("batch_last_day", last_batch.date().isoformat())
+    # The last batch left the vector cache file written (Kioku.batch does after every day).
+    kioku.store.save_vector_cache(model)
     # Today's new memories, made after the last batch.
     kioku.clock = FixedClock(last_batch + timedelta(hours=6))
     for n in range(per_day):

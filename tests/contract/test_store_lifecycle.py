@@ -11,6 +11,7 @@ import pytest
 from kioku.core.kinds import KnowledgeDetails
 from kioku.core.lifecycle.links import Link
 from kioku.core.lifecycle.log import Event, LogEntry
+from kioku.core.lifecycle.plan import ArchiveSelect
 from kioku.core.model import Embedding, Kind, Relation, RelationType
 from kioku.ports.store import Store
 from tests.contract.conftest import BASE_TIME, MakeMemory, archived
@@ -56,6 +57,57 @@ def test_batch_snapshot_reads_episodes_as_columns(store: Store, make_memory: Mak
     assert np.isnan(arch.revival_requested_at[0])
     assert arch.revival_requested_at[1] == datetime(2025, 3, 1, tzinfo=UTC).timestamp()
     assert snap.links == ((second.id, first.id, "references"),)
+
+
+def test_batch_snapshot_reads_only_the_archive_a_selection_names(
+    store: Store, make_memory: MakeMemory
+) -> None:
+    active = make_memory(user_id="u1")
+    at = datetime(2025, 2, 1, 9, 0, tzinfo=UTC)
+    quiet = [archived(make_memory(user_id="u1"), at=at + timedelta(days=i)) for i in range(3)]
+    shielded = replace(archived(make_memory(user_id="u3"), at=at), protected=True)
+    asked = replace(
+        archived(make_memory(user_id="u2"), at=at + timedelta(days=200)),
+        revival_requested=True,
+        revival_requested_at=datetime(2025, 9, 1, tzinfo=UTC),
+    )
+    linked = replace(
+        archived(make_memory(user_id="u1"), at=at + timedelta(days=200)),
+        relations=(Relation(active.id, RelationType.REFERENCES),),
+    )
+    target = archived(make_memory(user_id="u2"), at=at + timedelta(days=200))
+    pointing = make_memory(user_id="u2", relations=(Relation(target.id, RelationType.CONTINUES),))
+    store.add_many([active, *quiet, shielded, asked, linked, target, pointing])
+    until = BASE_TIME + timedelta(days=1)
+
+    whole = store.batch_snapshot(until)
+    assert len(whole.archived) == 7
+    assert whole.archived.in_scope is None  # counted from the rows
+
+    def picked(select: ArchiveSelect) -> tuple[list[str], dict[tuple[str, str], tuple[int, int]]]:
+        snap = store.batch_snapshot(until, select)
+        every, free = snap.archived.scope_counts()
+        counts = {snap.scopes[c]: (int(every[c]), int(free[c])) for c in range(every.size)}
+        assert [snap.scopes[c] for c in snap.population.scope] == [
+            ("u1", "default"),
+            ("u2", "default"),
+        ]
+        return [str(i) for i in snap.archived.ids], {k: v for k, v in counts.items() if v[0]}
+
+    expected_counts = {
+        ("u1", "default"): (4, 4),
+        ("u2", "default"): (2, 2),
+        ("u3", "default"): (1, 0),
+    }
+    ids, counts = picked(ArchiveSelect())
+    assert sorted(ids) == sorted([asked.id, linked.id, target.id])
+    assert counts == expected_counts
+    # Archived more than a day after `at`: the two later quiet ones stay out.
+    ids, counts = picked(ArchiveSelect(erasable_before=(at + timedelta(hours=12)).timestamp()))
+    assert sorted(ids) == sorted([asked.id, linked.id, target.id, quiet[0].id, shielded.id])
+    assert counts == expected_counts
+    ids, _ = picked(ArchiveSelect(erasable_before=float("inf")))
+    assert sorted(ids) == sorted(str(i) for i in whole.archived.ids)
 
 
 def test_batch_snapshot_of_an_empty_store(store: Store) -> None:

@@ -38,7 +38,7 @@ if TYPE_CHECKING:  # the batch's types and numpy: a recall in a hook's fresh pro
 
     from kioku.core.lifecycle.links import Link
     from kioku.core.lifecycle.log import LogEntry
-    from kioku.core.lifecycle.plan import Snapshot
+    from kioku.core.lifecycle.plan import ArchiveSelect, Snapshot
     from kioku.core.usage import Usage, UsageTotal
     from kioku.ports.erasure import AuditEntry, BackupRecord, ScrubReport, Tombstones
 
@@ -333,9 +333,10 @@ class Store(Protocol):
 
     # The nightly batch (kioku.service.lifecycle.batch); the log rows are spec 004's lifecycle log.
 
-    def batch_snapshot(self, until: datetime) -> Snapshot:
-        """Every active memory made at or before ``until`` and every archived memory, as
-        columns, with every relation."""
+    def batch_snapshot(self, until: datetime, select: ArchiveSelect | None = None) -> Snapshot:
+        """Every active memory made at or before ``until``, as columns, with every relation;
+        of the archive, the memories ``select`` names and every scope's counts (without
+        ``select``: every archived memory)."""
         ...
 
     def write_scores(

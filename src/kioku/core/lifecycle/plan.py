@@ -25,6 +25,7 @@ from kioku.core.lifecycle.population import (
     F64,
     I64,
     ArchivedPopulation,
+    ArchiveSelect,
     B,
     Ids,
     Population,
@@ -34,6 +35,7 @@ from kioku.core.lifecycle.population import (
 from kioku.core.model import Level
 
 __all__ = [
+    "ArchiveSelect",
     "ArchivedPopulation",
     "DayPlan",
     "Ids",
@@ -41,6 +43,7 @@ __all__ = [
     "Revival",
     "Snapshot",
     "Transition",
+    "archive_select",
     "archive_share",
     "plan_day",
     "ratio_targets",
@@ -256,10 +259,11 @@ def _enforce_ratios(
     targets = ratio_targets(config)
     shares: dict[int, dict[str, int]] = {}
     free = ~pop.protected
-    staying = ~archived.protected
-    staying[list(deletions)] = False
-    archived_counts = np.bincount(archived.scope[staying], minlength=0)
-    scopes = np.union1d(np.unique(pop.scope), np.unique(archived.scope))
+    present, unprotected = archived.scope_counts()
+    # Erased today: never protected, so each leaves its scope's non-protected count.
+    erased = np.bincount(archived.scope[list(deletions)], minlength=unprotected.size)
+    archived_counts = unprotected - erased[: unprotected.size]
+    scopes = np.union1d(np.unique(pop.scope), np.flatnonzero(present))
     for scope in scopes.tolist():
         rows = np.flatnonzero((pop.scope == scope) & free)
         in_archive = int(archived_counts[scope]) if scope < archived_counts.size else 0
@@ -349,6 +353,19 @@ def _days_for_score(intensity: float, coefficient: float, score: float) -> float
     if intensity <= 0 or score >= intensity or not 0.0 < coefficient < 1.0:
         return 0.0
     return float(np.log(score / intensity) / np.log(coefficient))
+
+
+def archive_select(config: Config, moment: datetime) -> ArchiveSelect:
+    """The archived memories the day at ``moment`` may act on (see :class:`ArchiveSelect`):
+    those asked back and linked ones always; for erasure (step 8), with the AND mode only
+    those archived more than ``retention_days`` ago (a whole day more, by its floor), with
+    the OR mode any of them."""
+    arc = config.archive
+    if not arc.auto_delete_enabled:
+        return ArchiveSelect()
+    if arc.delete_condition_mode == "OR":
+        return ArchiveSelect(erasable_before=float("inf"))
+    return ArchiveSelect(erasable_before=moment.timestamp() - arc.retention_days * _SECONDS_PER_DAY)
 
 
 def _deletions(archived: ArchivedPopulation, config: Config, now: float) -> list[int]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["ArchivedPopulation", "Population", "Snapshot", "stack_ids"]
+__all__ = ["ArchiveSelect", "ArchivedPopulation", "Population", "Snapshot", "stack_ids"]
 
 F64 = npt.NDArray[np.float64]
 I64 = npt.NDArray[np.int64]
@@ -56,9 +56,26 @@ class Population:
         )
 
 
+@dataclass(frozen=True, slots=True)
+class ArchiveSelect:
+    """The archived memories a batch snapshot reads whole, beside every scope's counts: those
+    whose revival was asked for, those in a relation and, when ``erasable_before`` is set
+    (seconds since the epoch), those archived before it. No selection: the whole archive."""
+
+    erasable_before: float | None = None
+
+
 @dataclass(frozen=True, slots=True, eq=False)
 class ArchivedPopulation:
-    """Every archived memory: candidates for revival and for erasure."""
+    """The archived memories the day may act on (candidates for revival and for erasure), and
+    how many archived memories each scope holds.
+
+    The rows need not be the whole archive: a store reads only those asked back, those linked
+    to another memory and those old enough to be erased (see :func:`erasable_before`), so the
+    batch's reads grow with the active set. ``in_scope`` and ``free_in_scope`` then count every
+    archived memory per scope code (all of them, and the non-protected ones); without them
+    the rows are the whole archive and are counted.
+    """
 
     ids: Ids
     scope: npt.NDArray[np.int32]
@@ -70,9 +87,19 @@ class ArchivedPopulation:
     revival_requested: B
     revival_requested_at: F64  # NaN when not requested
     protected: B
+    in_scope: I64 | None = None
+    free_in_scope: I64 | None = None
 
     def __len__(self) -> int:
         return int(self.ids.size)
+
+    def scope_counts(self) -> tuple[I64, I64]:
+        """Archived memories per scope code: (all, non-protected)."""
+        if self.in_scope is not None and self.free_in_scope is not None:
+            return self.in_scope, self.free_in_scope
+        every = np.bincount(self.scope, minlength=0).astype(np.int64)
+        free = np.bincount(self.scope[~self.protected], minlength=every.size).astype(np.int64)
+        return every, free
 
     @staticmethod
     def empty() -> ArchivedPopulation:

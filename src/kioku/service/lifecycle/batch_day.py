@@ -15,7 +15,7 @@ import numpy as np
 from kioku.core.lifecycle.days import batch_moment
 from kioku.core.lifecycle.links import review_links
 from kioku.core.lifecycle.log import Event, LogEntry
-from kioku.core.lifecycle.plan import DayPlan, Snapshot, plan_day
+from kioku.core.lifecycle.plan import DayPlan, Snapshot, archive_select, plan_day
 from kioku.core.model import Level
 from kioku.core.timefmt import format_ts
 from kioku.ports.analyzer import Compressed
@@ -41,7 +41,7 @@ def plan_of(engine: Engine, day: date, like: datetime) -> tuple[datetime, Snapsh
     hour = engine.config.compression.schedule_hour
     moment = batch_moment(day, hour, like)
     previous = batch_moment(day - timedelta(days=1), hour, like)
-    snap = engine.store.batch_snapshot(moment)
+    snap = engine.store.batch_snapshot(moment, archive_select(engine.config, moment))
     plan = plan_day(snap.population, snap.archived, engine.config, moment, previous)
     return moment, snap, plan
 

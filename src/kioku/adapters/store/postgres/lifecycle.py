@@ -28,7 +28,7 @@ from kioku.errors import ValidationError
 if TYPE_CHECKING:
     from kioku.core.lifecycle.links import Link
     from kioku.core.lifecycle.log import LogEntry
-    from kioku.core.lifecycle.plan import Snapshot
+    from kioku.core.lifecycle.plan import ArchiveSelect, Snapshot
 
 __all__ = ["LifecyclePart"]
 
@@ -38,11 +38,25 @@ _ACTIVE: Final = (
     "retention_score FROM memories WHERE archived_at IS NULL AND created_utc <= %s "
     "AND kind = 'episode' ORDER BY created_utc, id"
 )
-_ARCHIVED: Final = (
+_ARCHIVED_COLUMNS: Final = (
     "SELECT id, user_id, agent_id, created_utc, emotional_intensity, decay_coefficient, "
     "recall_count, archived_at, revival_requested, revival_requested_at, protected "
     "FROM memories WHERE archived_at IS NOT NULL AND kind = 'episode' "
+)
+_ARCHIVED: Final = _ARCHIVED_COLUMNS + "ORDER BY created_utc, id"
+#: The archived memories a selection names (see ArchiveSelect); the bound is +inf for all.
+_ARCHIVED_SELECTED: Final = (
+    _ARCHIVED_COLUMNS + "AND id IN (SELECT id FROM memories WHERE revival_requested "
+    "UNION SELECT source_id FROM relations UNION SELECT target_id FROM relations "
+    "UNION SELECT id FROM memories WHERE archived_at IS NOT NULL AND %s::float8 IS NOT NULL "
+    "AND extract(epoch FROM archived_at::timestamptz) < %s::float8) "
     "ORDER BY created_utc, id"
+)
+#: Archived memories per scope, oldest scope first (covering partial index, schema 10).
+_ARCHIVE_COUNTS: Final = (
+    "SELECT user_id, agent_id, count(*), count(*) FILTER (WHERE NOT protected), "
+    "min(created_utc) FROM memories WHERE archived_at IS NOT NULL AND kind = 'episode' "
+    "GROUP BY user_id, agent_id ORDER BY 5, 1, 2"
 )
 _WRITE_SCORES: Final = (
     "UPDATE memories AS m SET memory_days = u.memory_days, decay_coefficient = u.coefficient, "
@@ -109,15 +123,22 @@ class LifecyclePart:
 
     # -- the batch ---------------------------------------------------------------------
 
-    def batch_snapshot(self, until: datetime) -> Snapshot:
-        """Every active episode made at or before ``until``, every archived one, every link.
-        Knowledge, procedures and profiles do not fade by spec 000's retention."""
-        from kioku.adapters.store.sqlite.lifecycle import _archived, _population
+    def batch_snapshot(self, until: datetime, select: ArchiveSelect | None = None) -> Snapshot:
+        """Every active episode made at or before ``until``, every link, and the archived
+        episodes ``select`` names with every scope's archive counts (no ``select``: the whole
+        archive). Knowledge, procedures and profiles do not fade by spec 000's retention."""
+        from kioku.adapters.store.sqlite.lifecycle import _archived, _population, _with_counts
         from kioku.core.lifecycle.plan import Snapshot
 
+        counts: list[tuple[object, ...]] | None = None
         with self._reading() as conn:
             active = conn.execute(_ACTIVE, (until.timestamp(),)).fetchall()
-            stored = conn.execute(_ARCHIVED).fetchall()
+            if select is None:
+                stored = conn.execute(_ARCHIVED).fetchall()
+            else:
+                counts = [tuple(r) for r in conn.execute(_ARCHIVE_COUNTS).fetchall()]
+                bound = select.erasable_before
+                stored = conn.execute(_ARCHIVED_SELECTED, (bound, bound)).fetchall()
             links = tuple(
                 (str(s), str(t), str(k))
                 for s, t, k in conn.execute(
@@ -126,10 +147,14 @@ class LifecyclePart:
             )
         scopes: dict[tuple[str, str], int] = {}
         population = _population([tuple(r) for r in active], scopes)
+        for row in counts or ():
+            scopes.setdefault((str(row[0]), str(row[1])), len(scopes))
         archived_rows: list[tuple[object, ...]] = [
             (*r[:7], _epoch(r[7]), r[8], _epoch(r[9]), r[10]) for r in stored
         ]
         archived = _archived(archived_rows, scopes)
+        if counts is not None:
+            archived = _with_counts(archived, counts, scopes)
         return Snapshot(population, archived, tuple(scopes), links)
 
     def write_scores(

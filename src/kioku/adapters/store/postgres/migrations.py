@@ -27,6 +27,7 @@ from kioku.adapters.store.postgres.schema import (
     V6_LIFECYCLE,
     V7_ERASURE,
     V9_LEXICAL_SLOTS,
+    V10_ARCHIVE_INDEXES,
 )
 from kioku.core.timefmt import format_ts
 from kioku.errors import KiokuError, StoreError
@@ -117,6 +118,7 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(7, "erasure audit and backups manifest", (_sql_step(*V7_ERASURE),)),
     Migration(8, "row security policies", (_owner_policies,)),
     Migration(9, "lexical sample slots", (_sql_step(*V9_LEXICAL_SLOTS),)),
+    Migration(10, "batch archive indexes", (_sql_step(*V10_ARCHIVE_INDEXES),)),
 )
 
 #: The schema version this code writes and expects.

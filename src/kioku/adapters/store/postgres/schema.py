@@ -66,6 +66,7 @@ __all__ = [
     "V6_LIFECYCLE",
     "V7_ERASURE",
     "V9_LEXICAL_SLOTS",
+    "V10_ARCHIVE_INDEXES",
 ]
 
 V1_CORE: Final = (
@@ -425,4 +426,12 @@ V9_LEXICAL_SLOTS: Final = (
     "ALTER TABLE memory_terms ADD COLUMN slot BIGINT "
     "GENERATED ALWAYS AS (hashtextextended(memory_id, 0)) STORED",
     "CREATE INDEX idx_memory_terms_slot ON memory_terms (slot)",
+)
+
+#: The batch counts the archive per scope from a covering partial index and finds revival
+#: requests in another, so its reads grow with the active memories (SQLite's schema 12).
+V10_ARCHIVE_INDEXES: Final = (
+    "CREATE INDEX idx_archive_scope ON memories (user_id, agent_id, kind, protected, created_utc) "
+    "WHERE archived_at IS NOT NULL",
+    "CREATE INDEX idx_revival_requested ON memories (id) WHERE revival_requested",
 )

@@ -7,6 +7,7 @@ per transition. Everything here runs inside the caller's transaction.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import sqlite3
 from collections.abc import Iterable, Sequence
@@ -24,9 +25,15 @@ from kioku.core.timefmt import format_ts, parse_ts
 if TYPE_CHECKING:
     from kioku.core.lifecycle.links import Link
     from kioku.core.lifecycle.log import LogEntry
-    from kioku.core.lifecycle.plan import ArchivedPopulation, Population, Snapshot
+    from kioku.core.lifecycle.plan import (
+        ArchivedPopulation,
+        ArchiveSelect,
+        Population,
+        Snapshot,
+    )
 
 __all__ = [
+    "ARCHIVE_INDEXES",
     "CREATE_LOG",
     "add_links",
     "append_log",
@@ -62,10 +69,34 @@ CREATE_LOG: Final = (
 _EPOCH: Final = "((julianday({col}) - 2440587.5) * 86400.0)"
 _LITTLE_F32: Final = np.dtype("<f4")
 
+#: Schema 12: the batch counts the archive per scope from a covering partial index, and finds
+#: revival requests in another, so its reads grow with the active memories.
+ARCHIVE_INDEXES: Final = (
+    "CREATE INDEX IF NOT EXISTS idx_archive_scope "
+    "ON memories(user_id, agent_id, kind, protected, created_utc) WHERE archived_at IS NOT NULL",
+    "CREATE INDEX IF NOT EXISTS idx_revival_requested ON memories(id) WHERE revival_requested = 1",
+)
 
-def read_snapshot(conn: sqlite3.Connection, until: datetime) -> Snapshot:
-    """Every active episode made at or before ``until``, every archived one, every link.
-    Knowledge, procedures and profiles do not fade by spec 000's retention."""
+
+_ARCHIVED_COLUMNS: Final = (
+    "id, user_id, agent_id, created_utc, emotional_intensity, decay_coefficient, "
+    f"recall_count, {_EPOCH.format(col='archived_at')}, revival_requested, "
+    f"{_EPOCH.format(col='revival_requested_at')}, protected"
+)
+#: Archived memories per scope, oldest scope first (a covering partial index, schema 12).
+_ARCHIVE_COUNTS: Final = (
+    "SELECT user_id, agent_id, count(*), sum(protected = 0), min(created_utc) FROM memories "
+    "WHERE archived_at IS NOT NULL AND kind = 'episode' GROUP BY user_id, agent_id "
+    "ORDER BY 5, 1, 2"
+)
+
+
+def read_snapshot(
+    conn: sqlite3.Connection, until: datetime, select: ArchiveSelect | None = None
+) -> Snapshot:
+    """Every active episode made at or before ``until``, every link, and the archived
+    episodes ``select`` names with every scope's archive counts (no ``select``: the whole
+    archive). Knowledge, procedures and profiles do not fade by spec 000's retention."""
     from kioku.core.lifecycle.plan import Snapshot
 
     cursor = conn.cursor()
@@ -80,14 +111,35 @@ def read_snapshot(conn: sqlite3.Connection, until: datetime) -> Snapshot:
         (until.timestamp(),),
     ).fetchall()
     population = _population(active, scopes)
-    archived_rows = cursor.execute(
-        "SELECT id, user_id, agent_id, created_utc, emotional_intensity, decay_coefficient, "
-        f"recall_count, {_EPOCH.format(col='archived_at')}, revival_requested, "
-        f"{_EPOCH.format(col='revival_requested_at')}, protected "
-        "FROM memories WHERE archived_at IS NOT NULL AND kind = 'episode' "
-        "ORDER BY created_utc, id"
-    ).fetchall()
+    counts: list[tuple[object, ...]] | None = None
+    if select is None:
+        archived_rows = cursor.execute(
+            f"SELECT {_ARCHIVED_COLUMNS} FROM memories "
+            "WHERE archived_at IS NOT NULL AND kind = 'episode' ORDER BY created_utc, id"
+        ).fetchall()
+    else:
+        counts = cursor.execute(_ARCHIVE_COUNTS).fetchall()
+        for row in counts:
+            scopes.setdefault((str(row[0]), str(row[1])), len(scopes))
+        erasable = ""
+        params: tuple[float, ...] = ()
+        if select.erasable_before is not None:
+            erasable = (
+                " UNION SELECT id FROM memories WHERE archived_at IS NOT NULL "
+                f"AND {_EPOCH.format(col='archived_at')} < ?"
+            )
+            params = (select.erasable_before,)
+        archived_rows = cursor.execute(
+            f"SELECT {_ARCHIVED_COLUMNS} FROM memories WHERE id IN ("
+            "SELECT id FROM memories WHERE revival_requested = 1 "
+            "UNION SELECT source_id FROM relations UNION SELECT target_id FROM relations"
+            f"{erasable}) AND archived_at IS NOT NULL AND kind = 'episode' "
+            "ORDER BY created_utc, id",
+            params,
+        ).fetchall()
     archived = _archived(archived_rows, scopes)
+    if counts is not None:
+        archived = _with_counts(archived, counts, scopes)
     links = tuple(
         (str(s), str(t), str(k))
         for s, t, k in cursor.execute(
@@ -96,6 +148,21 @@ def read_snapshot(conn: sqlite3.Connection, until: datetime) -> Snapshot:
     )
     cursor.close()
     return Snapshot(population, archived, tuple(scopes), links)
+
+
+def _with_counts(
+    archived: ArchivedPopulation,
+    counts: Sequence[Sequence[object]],
+    scopes: dict[tuple[str, str], int],
+) -> ArchivedPopulation:
+    """``archived`` with every scope's archive counts (rows of ``_ARCHIVE_COUNTS``)."""
+    every = np.zeros(len(scopes), dtype=np.int64)
+    free = np.zeros(len(scopes), dtype=np.int64)
+    for row in counts:
+        code = scopes[(str(row[0]), str(row[1]))]
+        every[code] = int(str(row[2]))
+        free[code] = int(str(row[3] or 0))
+    return dataclasses.replace(archived, in_scope=every, free_in_scope=free)
 
 
 def _codes(rows: Sequence[tuple[object, ...]], scopes: dict[tuple[str, str], int]) -> list[int]:

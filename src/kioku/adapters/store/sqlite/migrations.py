@@ -23,7 +23,8 @@ adds what consolidation, active forgetting, resolution propagation and the mid-t
 API keys (see :mod:`kioku.adapters.store.sqlite.keys_schema`). Version 11 adds the change log
 that lets a vector cache catch up on other writes (see
 :mod:`kioku.adapters.store.sqlite.vector_version`); it starts empty, so a cache from before it
-is loaded again once.
+is loaded again once. Version 12 adds two partial indexes for the batch: archive counts per
+scope and revival requests (see :mod:`kioku.adapters.store.sqlite.lifecycle`).
 """
 
 from __future__ import annotations
@@ -92,6 +93,12 @@ def _create_lifecycle_log(conn: sqlite3.Connection) -> None:
     _sql_step(*CREATE_LOG)(conn)
 
 
+def _create_archive_indexes(conn: sqlite3.Connection) -> None:
+    from kioku.adapters.store.sqlite.lifecycle import ARCHIVE_INDEXES
+
+    _sql_step(*ARCHIVE_INDEXES)(conn)
+
+
 SPEC_000_SCHEMA: Final = (
     """CREATE TABLE IF NOT EXISTS memories (
     id TEXT PRIMARY KEY,
@@ -154,6 +161,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(9, "consolidation", (_sql_step(*consolidation_schema.CONSOLIDATION_SCHEMA),)),
     Migration(10, "api_keys", (_sql_step(*keys_schema.KEYS_SCHEMA),)),
     Migration(11, "vector_log", (_sql_step(*vector_version.VECTOR_LOG_SCHEMA),)),
+    Migration(12, "batch_archive_indexes", (_create_archive_indexes,)),
 )
 
 #: The schema version this code writes and expects.

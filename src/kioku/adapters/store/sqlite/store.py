@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from kioku.adapters.store.sqlite.writes import VectorDelta
     from kioku.core.lifecycle.links import Link
     from kioku.core.lifecycle.log import LogEntry
-    from kioku.core.lifecycle.plan import Snapshot
+    from kioku.core.lifecycle.plan import ArchiveSelect, Snapshot
     from kioku.core.usage import Usage, UsageTotal
 
 __all__ = ["DEFAULT_BUSY_TIMEOUT_MS", "SqliteStore", "open_sqlite_store"]
@@ -554,11 +554,11 @@ class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
 
     # -- the batch and its log --------------------------------------------------------
 
-    def batch_snapshot(self, until: datetime) -> Snapshot:
+    def batch_snapshot(self, until: datetime, select: ArchiveSelect | None = None) -> Snapshot:
         from kioku.adapters.store.sqlite import lifecycle
 
         with self._reading() as conn:
-            return lifecycle.read_snapshot(conn, until)
+            return lifecycle.read_snapshot(conn, until, select)
 
     def write_scores(
         self,
