@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kioku.adapters.store.sqlite import SqliteStore, open_sqlite_store, search
+from kioku.adapters.store.sqlite import SqliteStore, lexical_cache, open_sqlite_store, search
 from kioku.adapters.store.sqlite.queries import where_clause
 from kioku.core.model import Memory
 from kioku.ports.store import MemoryFilter
@@ -38,8 +38,16 @@ def sampling_memories() -> list[Memory]:
     return memories
 
 
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[SqliteStore]:
+@pytest.fixture(params=["snapshot", "fts5"])
+def store(
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[SqliteStore]:
+    """The store, ranking from the process's copy of the index or (too large a store for
+    one) from FTS5 alone: every rule holds for both."""
+    if request.param == "fts5":
+        monkeypatch.setattr(lexical_cache, "MAX_MEMORIES", -1)
+    else:
+        monkeypatch.setattr(search, "_FTS5_SEARCHES", 0)  # copy at the first search
     opened = open_sqlite_store(tmp_path / "kioku" / "memories.db")
     opened.add_many(sampling_memories())
     try:
@@ -68,9 +76,11 @@ def test_a_small_store_plans_as_before(store: SqliteStore) -> None:
     conn = _conn(store)
     assert search.scaled_budget(conn) == search.POSTINGS_BUDGET
     query = search.plan(conn, ["coffee", "harpsichord", "recital", "unknown"])
-    assert query == search.LexicalQuery('"harpsichord" OR "recital" OR "coffee"')
+    assert query == search.LexicalQuery(
+        '"harpsichord" OR "recital" OR "coffee"', terms=("harpsichord", "recital", "coffee")
+    )
     assert search.plan(conn, ["coffee", "harpsichord"], budget=10) == search.LexicalQuery(
-        '"harpsichord"'
+        '"harpsichord"', terms=("harpsichord",)
     )
     assert search.plan(conn, ["unknown"]) is None
 
@@ -144,7 +154,7 @@ def test_terms_in_too_many_memories_are_left_out(
     conn = _conn(store)
     assert search.plan(conn, ["coffee"], budget=60) is None
     assert search.plan(conn, ["coffee", "harpsichord"], budget=60) == search.LexicalQuery(
-        '"harpsichord"'
+        '"harpsichord"', terms=("harpsichord",)
     )
     assert store.search_lexical(["coffee"], MemoryFilter(), 10) == []
 

@@ -212,8 +212,9 @@ DERIVED: Final[dict[str, dict[str, str]]] = {
     },
 }
 
-#: ``state`` rows that are one store's own bookkeeping: SQLite's vector-cache version.
-SKIPPED_STATE: Final = frozenset({"vectors_version"})
+#: ``state`` rows that are one store's own bookkeeping: SQLite's vector-cache version and the
+#: log its in-process copies of the lexical index follow.
+SKIPPED_STATE: Final = frozenset({"vectors_version", "lexical_version"})
 
 
 def table(name: str) -> TableSpec:

@@ -15,6 +15,12 @@ of a large store uses one to estimate a common term's memories cheaply and to ra
 its matches (:func:`plan`). In a store of at most :data:`POSTINGS_BUDGET` memories neither can
 happen, and the budget shrinks, and very common terms are left out, only in far larger stores,
 so a small store ranks every match of its rarest terms within the full budget.
+
+FTS5 ranks a match at about 4 µs a row and counts a term's memories by reading its whole
+posting list. A process that searches more than twice keeps a copy of the index instead, in
+stores of up to :data:`~.lexical_cache.MAX_MEMORIES` memories (:mod:`.lexical_cache`), and
+plans and ranks from it with the same counts, the same BM25 scores to the last bit and the
+same order; every write here logs the slots it changed so the copy follows them.
 """
 
 from __future__ import annotations
@@ -27,6 +33,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from kioku.adapters.store.sqlite import lexical_cache
+from kioku.adapters.store.sqlite.lexical_tokens import is_safe
 from kioku.adapters.text.lexical import index_terms
 from kioku.digests import blake2b
 from kioku.errors import StoreError
@@ -89,6 +97,8 @@ _WINDOW: Final = " AND memories_fts.rowid BETWEEN ? AND ?"
 _OVERFETCH: Final = 8
 _MIN_DEPTH: Final = 100
 _DEEPER: Final = 32
+#: Rows checked for scope beyond what the share of the scope so far says is needed.
+_SCOPE_SLACK: Final = 8
 
 
 def terms_text(trigger: str, content: str, keywords: Iterable[str]) -> str:
@@ -153,6 +163,7 @@ def backfill(conn: sqlite3.Connection) -> None:
 
 def put_many(conn: sqlite3.Connection, items: Sequence[tuple[str, str]]) -> None:
     """Index each ``(memory_id, terms)``, replacing the memory's previous row if any."""
+    written: set[int] = set()
     for memory_id, terms in items:
         home = _home_slot(memory_id)
         taken: set[int] = set()
@@ -162,6 +173,7 @@ def put_many(conn: sqlite3.Connection, items: Sequence[tuple[str, str]]) -> None
         ):
             if owner == memory_id:
                 conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
+                written.add(int(rowid))
             else:
                 taken.add(int(rowid))
         slot = next((s for s in range(home, home + _PROBE) if s not in taken), None)
@@ -174,6 +186,9 @@ def put_many(conn: sqlite3.Connection, items: Sequence[tuple[str, str]]) -> None
             "INSERT INTO memories_fts (rowid, memory_id, terms) VALUES (?, ?, ?)",
             (slot, memory_id, terms),
         )
+        written.add(slot)
+    if written:
+        lexical_cache.bump_version(conn, written)
 
 
 def reindex(conn: sqlite3.Connection, memory_id: str) -> None:
@@ -189,10 +204,17 @@ def reindex(conn: sqlite3.Connection, memory_id: str) -> None:
 
 def remove(conn: sqlite3.Connection, memory_id: str) -> None:
     home = _home_slot(memory_id)
-    conn.execute(
-        "DELETE FROM memories_fts WHERE rowid BETWEEN ? AND ? AND memory_id = ?",
-        (home, home + _PROBE - 1, memory_id),
-    )
+    slots = [
+        int(row[0])
+        for row in conn.execute(
+            "SELECT rowid FROM memories_fts WHERE rowid BETWEEN ? AND ? AND memory_id = ?",
+            (home, home + _PROBE - 1, memory_id),
+        )
+    ]
+    for slot in slots:
+        conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (slot,))
+    if slots:
+        lexical_cache.bump_version(conn, slots)
 
 
 #: Most postings BM25 may score for one query. Terms are taken rarest first until their
@@ -231,29 +253,50 @@ _ONE_TOKEN: Final = re.compile(r"[^\W_]+")
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
 class LexicalQuery(Record):
     """What :func:`search` runs: a MATCH expression and, for a common term in a large store,
-    the window of rowids (an unbiased sample of the matches) that is ranked."""
+    the window of rowids (an unbiased sample of the matches) that is ranked. With ``terms``,
+    :func:`search` may rank from the process's copy of the index (:mod:`.lexical_cache`),
+    with the same scores and order."""
 
     match: str
     window: tuple[int, int] | None = None
+    #: The terms of ``match``, in its order (empty: a MATCH expression made elsewhere).
+    terms: tuple[str, ...] = ()
+
+    def unwindowed(self) -> LexicalQuery:
+        """The same query over every match."""
+        return LexicalQuery(self.match, None, self.terms)
 
 
 def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def _documents(conn: sqlite3.Connection, term: str, budget: int, probe: bool = True) -> int:
+def _documents(
+    conn: sqlite3.Connection,
+    term: str,
+    budget: int,
+    probe: bool = True,
+    snapshot: lexical_cache.Snapshot | None = None,
+) -> int:
     """How many memories hold ``term``: counted by the vocabulary, whose count reads the
     term's whole posting list, unless a ``probe`` of 1/256 of the slots already finds it in
-    clearly more than ``budget`` memories; then the probe's estimate."""
+    clearly more than ``budget`` memories; then the probe's estimate. A ``snapshot`` of the
+    index gives the same counts without reading posting lists."""
     if probe and _ONE_TOKEN.fullmatch(term):
-        probed = int(
-            conn.execute(
-                _COUNT.format(window=_WINDOW), (_quote(term), 0, (_SLOTS >> _PROBE_SHIFT) - 1)
-            ).fetchone()[0]
-        )
+        if snapshot is not None and is_safe(term):
+            probed = snapshot.documents_within(term, 0, (_SLOTS >> _PROBE_SHIFT) - 1)
+        else:
+            probed = int(
+                conn.execute(
+                    _COUNT.format(window=_WINDOW),
+                    (_quote(term), 0, (_SLOTS >> _PROBE_SHIFT) - 1),
+                ).fetchone()[0]
+            )
         estimate = probed << _PROBE_SHIFT
         if probed >= _PROBE_MIN and estimate > 2 * budget:
             return estimate
+    if snapshot is not None:
+        return snapshot.documents(term.lower())
     row = conn.execute(
         "SELECT doc FROM temp.memories_fts_vocab WHERE term = ?", (term.lower(),)
     ).fetchone()
@@ -302,9 +345,13 @@ def plan(
         memories = _memories(conn)
         budget = scaled_budget(conn, budget, memories)
         probe = memories > PROBE_FROM_MEMORIES
-        conn.execute(_VOCAB)
+        snapshot = lexical_cache.current(conn, memories, build_after=None)
+        if snapshot is None:
+            conn.execute(_VOCAB)
         counts = [
-            (docs, term) for term in unique if (docs := _documents(conn, term, budget, probe)) > 0
+            (docs, term)
+            for term in unique
+            if (docs := _documents(conn, term, budget, probe, snapshot)) > 0
         ]
     if not counts:
         return None
@@ -321,12 +368,12 @@ def plan(
         return None
     match = " OR ".join(_quote(t) for t in chosen)
     if used <= budget:
-        return LexicalQuery(match)
+        return LexicalQuery(match, terms=tuple(chosen))
     # A window of slots holding about `budget` of the matches, placed by the query's hash:
     # the same query ranks the same sample, different queries sample different memories.
     width = _SLOTS * budget // used
     start = _home_slot(match) % (_SLOTS - width + 1)
-    return LexicalQuery(match, (start, start + width - 1))
+    return LexicalQuery(match, (start, start + width - 1), tuple(chosen))
 
 
 def documents(conn: sqlite3.Connection, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
@@ -338,8 +385,10 @@ def documents(conn: sqlite3.Connection, terms: Sequence[str]) -> tuple[int, dict
         return memories, {}
     budget = scaled_budget(conn, POSTINGS_BUDGET, memories)
     probe = memories > PROBE_FROM_MEMORIES
-    conn.execute(_VOCAB)
-    return memories, {term: _documents(conn, term, budget, probe) for term in unique}
+    snapshot = lexical_cache.current(conn, memories, build_after=None)
+    if snapshot is None:
+        conn.execute(_VOCAB)
+    return memories, {term: _documents(conn, term, budget, probe, snapshot) for term in unique}
 
 
 _KNOWN: Final = (
@@ -416,16 +465,25 @@ def search(
     ``scope`` is a fixed SQL fragment (`` AND ...``) over the ``memories`` columns with
     ``params``; the MATCH expression only ever travels as a parameter. A malformed one finds
     nothing rather than raising. A sample that holds fewer than ``limit`` matches in the
-    scope (a small scope in a large store) gives way to ranking every match.
+    scope (a small scope in a large store) gives way to ranking every match. A query of
+    :func:`plan` whose terms are each one token is ranked from the process's copy of the
+    index when there is one, with the same result.
     """
     if isinstance(query, str):
         query = LexicalQuery(query)
     if limit <= 0 or not query.match.strip():
         return []
+    if query.terms and all(is_safe(term) for term in query.terms):
+        snapshot = lexical_cache.current(conn, _memories(conn), _FTS5_SEARCHES)
+        if snapshot is not None:
+            hits = _from_snapshot(conn, snapshot, query, scope, params, limit)
+            if query.window is not None and len(hits) < limit:
+                hits = _from_snapshot(conn, snapshot, query.unwindowed(), scope, params, limit)
+            return hits
     try:
         found = _ranked(conn, query, scope, params, limit)
         if query.window is not None and len(found) < limit:
-            found = _ranked(conn, LexicalQuery(query.match), scope, params, limit)
+            found = _ranked(conn, query.unwindowed(), scope, params, limit)
     except sqlite3.OperationalError as exc:
         if getattr(exc, "sqlite_errorcode", None) != _SQLITE_ERROR:
             raise
@@ -433,6 +491,53 @@ def search(
         return []
     # bm25() is lower for better matches; the port wants higher is better.
     return [(str(row[0]), -float(row[1])) for row in found]
+
+
+#: Searches a process makes with FTS5 alone before it copies the index (:mod:`.lexical_cache`).
+_FTS5_SEARCHES: Final = 2
+#: The memories among some ids that meet a scope.
+_IN_SCOPE: Final = (
+    "SELECT m.id FROM json_each(?) AS wanted CROSS JOIN memories AS m "
+    "ON m.id = wanted.value WHERE 1 = 1{scope}"
+)
+
+
+def _from_snapshot(
+    conn: sqlite3.Connection,
+    snapshot: lexical_cache.Snapshot,
+    query: LexicalQuery,
+    scope: str,
+    params: Sequence[object],
+    limit: int,
+) -> list[tuple[str, float]]:
+    """What :func:`_ranked` finds, ranked from ``snapshot``: the best matches in order,
+    checked for scope a batch at a time (one lookup a row, so each batch is about as large
+    as the share of the scope among the rows checked so far says is needed)."""
+    slots, scores = snapshot.rank(query.terms, query.window)
+    sql = _IN_SCOPE.format(scope=scope)
+    found: list[tuple[str, float]] = []
+    checked = 0
+    while checked < slots.size and len(found) < limit:
+        missing = limit - len(found)
+        if not checked:
+            size = limit + _SCOPE_SLACK
+        elif found:
+            size = math.ceil(missing * checked / len(found) * 1.25) + _SCOPE_SLACK
+        else:
+            size = checked * _DEEPER
+        batch = [
+            (snapshot.memory_id(slot), score)
+            for slot, score in zip(
+                slots[checked : checked + size].tolist(),
+                scores[checked : checked + size].tolist(),
+                strict=True,
+            )
+        ]
+        checked += size
+        ids = json.dumps([memory_id for memory_id, _ in batch])
+        kept = {str(row[0]) for row in conn.execute(sql, (ids, *params))}
+        found += [item for item in batch if item[0] in kept]
+    return found[:limit]
 
 
 def _ranked(
