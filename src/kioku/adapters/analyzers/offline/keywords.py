@@ -147,6 +147,21 @@ def _is_kanji(word: str) -> bool:
     return all(0x4E00 <= ord(c) <= 0x9FFF for c in word)
 
 
+#: :func:`_en_word_score` by (text, low, sentence start); cleared when it grows past the limit.
+_WORD_SCORES: dict[tuple[str, str, bool], float] = {}
+_WORD_SCORES_LIMIT: Final = 50_000
+
+
+def _word_score(w: Word, sentence_start: bool, stop: frozenset[str]) -> float:
+    key = (w.text, w.low, sentence_start)
+    found = _WORD_SCORES.get(key)
+    if found is None:
+        if len(_WORD_SCORES) >= _WORD_SCORES_LIMIT:
+            _WORD_SCORES.clear()
+        found = _WORD_SCORES[key] = _en_word_score(w, sentence_start, stop)
+    return found
+
+
 def _en_word_score(w: Word, sentence_start: bool, stop: frozenset[str]) -> float:
     score = 1.0
     if is_technical(w.text):
@@ -166,6 +181,33 @@ def _en_word_score(w: Word, sentence_start: bool, stop: frozenset[str]) -> float
     return score
 
 
+# How keywords_en treats a token, by its ``low``.
+_STOP_WORD: Final = 0  # a stopword or "<3": ends a run
+_NOT_WORD: Final = 1  # punctuation or a number: ends a run
+_TOO_SHORT: Final = 2  # one letter or all digits: ends a run, not a sentence start
+_CONTENT: Final = 3
+_KINDS: dict[str, int] = {}
+_SENTENCE_ENDS: Final = (".", "!", "?", "...", "…")
+
+
+def _kind(low: str, stop: frozenset[str]) -> int:
+    found = _KINDS.get(low)
+    if found is None:
+        if len(_KINDS) >= _WORD_SCORES_LIMIT:
+            _KINDS.clear()
+        is_word = low[0].isalpha() or low == "<3"
+        if not is_word:
+            found = _NOT_WORD
+        elif low in stop or low.replace("'", "") in stop or low == "<3":
+            found = _STOP_WORD
+        elif len(low) < 2 or low.isdigit():
+            found = _TOO_SHORT
+        else:
+            found = _CONTENT
+        _KINDS[low] = found
+    return found
+
+
 def keywords_en(text: str, words: list[Word] | None = None) -> dict[str, Candidate]:
     """Candidate keywords of English text: names, technical tokens and content-word runs."""
     stop = english_stopwords()
@@ -175,30 +217,28 @@ def keywords_en(text: str, words: list[Word] | None = None) -> dict[str, Candida
     sentence_start = True
 
     def close() -> None:
-        if run:
-            if len(run) <= 3:
-                phrase = " ".join(w.text for w, _ in run)
-                if len(run) > 1:
-                    score = sum(s for _, s in run) / len(run) + 0.4 * (len(run) - 1)
-                    _add(cands, phrase, score, run[0][0].start)
-            for w, s in run:
-                _add(cands, w.text, s, w.start)
+        if len(run) <= 3 and len(run) > 1:
+            phrase = " ".join(w.text for w, _ in run)
+            score = sum(s for _, s in run) / len(run) + 0.4 * (len(run) - 1)
+            _add(cands, phrase, score, run[0][0].start)
+        for w, s in run:
+            _add(cands, w.text, s, w.start)
         run.clear()
 
     for w in toks:
-        if not w.is_word or w.low in stop or w.low.replace("'", "") in stop or w.text == "<3":
-            close()
-            sentence_start = w.low in (".", "!", "?", "...", "…") or (
-                sentence_start and not w.is_word
-            )
-            continue
-        if len(w.low) < 2 or w.low.isdigit():
-            close()
+        kind = _kind(w.low, stop)
+        if kind == _CONTENT:
+            run.append((w, _word_score(w, sentence_start, stop)))
             sentence_start = False
             continue
-        run.append((w, _en_word_score(w, sentence_start, stop)))
-        sentence_start = False
-    close()
+        if run:
+            close()
+        if kind == _TOO_SHORT:
+            sentence_start = False
+        else:
+            sentence_start = w.low in _SENTENCE_ENDS or (sentence_start and kind == _NOT_WORD)
+    if run:
+        close()
     return cands
 
 

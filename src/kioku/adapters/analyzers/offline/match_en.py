@@ -13,17 +13,17 @@ feeling around (``would have been nice``, ``could've been worse``), wished-for s
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Final
 
-from .events_en import match_events
+from .events_en import _BASE as _EVENT_BASE
+from .events_en import _EVENTS, match_events
 from .hits import Hit
-from .irony_en import read_irony
+from .irony_en import _ALWAYS_FIRST, _ALWAYS_SCORE, _IRONIC_SCORE, _PRAISE, read_irony
 from .lexicon import EnLexicon, Entry
 from .match_ja import RawHit
 from .tokenize_en import Word, stem_candidates
 
-__all__ = ["match_english"]
+__all__ = ["feeling_bound", "match_english"]
 
 _NEG_REACH: Final = 4
 _DEGREE_REACH: Final = 3
@@ -101,6 +101,9 @@ _COUNTERFACTUAL_NEGATIVE: Final = -0.35
 #: "cute af", "cool as fuck", "happy as hell": swearing after a feeling intensifies it.
 _AFTER_INTENSIFIERS: Final = (("af",), ("asf",), ("as", "fuck"), ("as", "hell"), ("as", "shit"))
 _AFTER_FACTOR: Final = 1.4
+_AFTER_FIRST: Final = frozenset(p[0] for p in _AFTER_INTENSIFIERS)
+#: The words an achievement or loss event can start with ("passed", "lost", "win").
+_EVENT_WORDS: Final = frozenset(_EVENTS) | frozenset(_EVENT_BASE)
 #: "I hope they fix it", "I wish it were easier": the wished-for state is not felt yet; the
 #: wish itself (hope, wish) carries the feeling.
 _WISHING: Final = frozenset({"hope", "hoping", "hopefully", "wish", "wishing", "pray", "praying"})
@@ -249,20 +252,18 @@ def _hypothetical(words: list[Word], i: int) -> bool:
     return False
 
 
-def _phrase(
-    words: list[Word],
-    i: int,
-    table: Mapping[tuple[str, ...], object],
-    starts: dict[str, tuple[int, ...]],
-) -> int:
-    lengths = starts.get(words[i].low)
-    if lengths is None:
-        return 0
+def _phrases(words: list[Word], i: int, lex: EnLexicon) -> tuple[int, int]:
+    """Lengths of the longest phrase and of the longest degree phrase at word ``i`` (0: none)."""
+    lex_len = mod_len = 0
     n = len(words)
-    for length in lengths:
-        if i + length <= n and tuple(w.low for w in words[i : i + length]) in table:
-            return length
-    return 0
+    for length in lex.phrase_starts.get(words[i].low, ()):
+        if i + length <= n:
+            key = tuple(w.low for w in words[i : i + length])
+            if not lex_len and key in lex.phrases:
+                lex_len = length
+            if not mod_len and key in lex.modifiers:
+                mod_len = length
+    return lex_len, mod_len
 
 
 def _acknowledgement(words: list[Word]) -> bool:
@@ -275,6 +276,7 @@ def match_english(words: list[Word], lex: EnLexicon, stop: frozenset[str]) -> li
     """Emotion hits over English tokens; ``stop`` are words never stemmed into a lexicon word."""
     if _acknowledgement(words):
         return []
+    memo = _memo(lex, stop)
     hits: list[RawHit] = []
     degree = 1.0
     degree_until = -1
@@ -302,9 +304,8 @@ def match_english(words: list[Word], lex: EnLexicon, stop: frozenset[str]) -> li
                 flush_orphan()
             i += 1
             continue
-        lex_len = _phrase(words, i, lex.phrases, lex.phrase_starts)
-        mod_len = _phrase(words, i, lex.modifiers, lex.phrase_starts)
-        if not mod_len and (w.low,) in lex.modifiers:
+        lex_len, mod_len = _phrases(words, i, lex) if w.low in lex.phrase_starts else (0, 0)
+        if not mod_len and w.low in memo.single_modifiers:
             mod_len = 1
         entry: Entry | None = None
         if lex_len:
@@ -321,7 +322,7 @@ def match_english(words: list[Word], lex: EnLexicon, stop: frozenset[str]) -> li
             i += mod_len
             continue
         if entry is None:
-            entry = _lookup(lex, w.low, stop)
+            entry = memo.lookup(w.low)
             lex_len = 1
             if entry is not None and w.low in _NEEDS_SUBJECT and not _has_subject(words, i):
                 entry = None
@@ -335,7 +336,11 @@ def match_english(words: list[Word], lex: EnLexicon, stop: frozenset[str]) -> li
         if negated and applied > 1.0:
             applied = 1.0 / applied  # "not very good" is only mildly bad
         applied *= boost
-        after = _after_intensifier(words, i + lex_len)
+        after = (
+            _after_intensifier(words, i + lex_len)
+            if i + lex_len < n and words[i + lex_len].low in _AFTER_FIRST
+            else 0
+        )
         if after:
             applied *= _AFTER_FACTOR
         score = entry.score * applied
@@ -358,8 +363,126 @@ def match_english(words: list[Word], lex: EnLexicon, stop: frozenset[str]) -> li
         hits.append(RawHit(hit, end, entry.topical, _hypothetical(words, i)))
         i += lex_len + after
     flush_orphan()
-    events = match_events(words)
+    # Only a word that names an event can start one.
+    lows = {w.low for w in words}
+    events = [] if _EVENT_WORDS.isdisjoint(lows) else match_events(words)
     if events:
         taken = {e.hit.start for e in events}
         hits = [h for h in hits if h.hit.start not in taken] + events
+    if _ALWAYS_FIRST.isdisjoint(lows) and not any(
+        r.hit.term in _PRAISE and r.hit.score > 0 for r in hits
+    ):
+        return hits  # nothing read_irony would look at
     return read_irony(words, hits)
+
+
+#: Words remembered per lexicon before the memo starts afresh (bounds its memory).
+_MEMO_SIZE: Final = 50_000
+_MISSING: Final = Entry("", 0.0, 0, ())
+#: Per word: the largest non-topical score a hit starting at it can have before degree; the
+#: degree factor it can bring as a one-word degree word or an intensifier after a feeling;
+#: whether a phrase or degree phrase can start at it; whether it can negate; whether it can
+#: link a negation to a comparative ("never been happier").
+_Reach = tuple[float, float, bool, bool, bool]
+
+
+class _Memo:
+    """Per-word facts about one lexicon and stop list, worked out once per word."""
+
+    def __init__(self, lex: EnLexicon, stop: frozenset[str]) -> None:
+        self.lex = lex
+        self.stop = stop
+        # A degree factor of zero or less would make :func:`feeling_bound` meaningless.
+        self.sound = all(f > 0 for f in lex.modifiers.values())
+        self.entries: dict[str, Entry] = {}
+        self.single_modifiers = frozenset(m[0] for m in lex.modifiers if len(m) == 1)
+        self.reaches: dict[str, _Reach] = {}
+
+    def lookup(self, low: str) -> Entry | None:
+        """:func:`_lookup` of ``low``."""
+        found = self.entries.get(low)
+        if found is None:
+            if len(self.entries) >= _MEMO_SIZE:
+                self.entries.clear()
+            found = self.entries[low] = _lookup(self.lex, low, self.stop) or _MISSING
+        return None if found is _MISSING else found
+
+    def reach(self, low: str) -> _Reach:
+        """What a hit at ``low`` can come to (see :data:`_Reach`)."""
+        found = self.reaches.get(low)
+        if found is not None:
+            return found
+        if len(self.reaches) >= _MEMO_SIZE:
+            self.reaches.clear()
+        reach = 0.0
+        entry = self.lookup(low)
+        if entry is not None and not entry.topical:
+            reach = abs(entry.score)
+        own = self.lex.words.get(low)  # a degree word that is also an emotion word
+        if own is not None and not own.topical:
+            reach = max(reach, abs(own.score))
+        event = _EVENTS.get(low) or _EVENTS.get(_EVENT_BASE.get(low, ""))
+        if event is not None:
+            reach = max(reach, abs(event[1]))
+        if low in _ALWAYS_FIRST:
+            reach = max(reach, abs(_ALWAYS_SCORE))
+        factor = max(1.0, self.lex.modifiers.get((low,), 1.0))
+        if low in _AFTER_FIRST:
+            factor *= _AFTER_FACTOR
+        found = self.reaches[low] = (
+            reach,
+            factor,
+            low in self.lex.phrase_starts,
+            low in self.lex.negators or low.endswith("n't"),
+            low in _COMPARATIVE_LINK,
+        )
+        return found
+
+
+#: Memos by stop list, for the lexicon last used (in practice there is one lexicon and a stop
+#: list or two).
+_MEMOS: dict[frozenset[str], _Memo] = {}
+
+
+def _memo(lex: EnLexicon, stop: frozenset[str]) -> _Memo:
+    memo = _MEMOS.get(stop)
+    if memo is not None and memo.lex is lex:
+        return memo
+    if len(_MEMOS) >= 8 or any(m.lex is not lex for m in _MEMOS.values()):
+        _MEMOS.clear()
+    memo = _MEMOS[stop] = _Memo(lex, stop)
+    return memo
+
+
+def feeling_bound(lows: list[str], lex: EnLexicon, stop: frozenset[str]) -> float:
+    """An upper bound ``b`` such that every non-topical hit ``h`` of :func:`match_english`
+    over words whose ``low`` are ``lows`` (same ``lex`` and ``stop``) has
+    ``abs(h.hit.score) <= b * min(h.hit.degree, 1.0)``.
+
+    Cheap next to :func:`match_english`: a text whose bound is below a threshold cannot have a
+    hit that reaches it, so the full reading can be skipped.
+    """
+    memo = _memo(lex, stop)
+    if not memo.sound:
+        return float("inf")
+    reaches = memo.reaches
+    best = 0.0
+    amplify = 1.0
+    negator = link = False
+    for i, low in enumerate(lows):
+        reach, factor, starts, negates, links = reaches.get(low) or memo.reach(low)
+        if reach > best:
+            best = reach
+        amplify *= factor
+        negator = negator or negates
+        link = link or links
+        if starts:
+            for length in lex.phrase_starts[low]:
+                key = tuple(lows[i : i + length])
+                phrase = lex.phrases.get(key)
+                if phrase is not None and not phrase.topical:
+                    best = max(best, abs(phrase.score))
+                amplify *= max(1.0, lex.modifiers.get(key, 1.0))
+    if negator and link:
+        amplify *= _COMPARATIVE_BOOST
+    return best * amplify * max(1.0, abs(_IRONIC_SCORE))

@@ -56,6 +56,35 @@ class RawHit:
     expressive: bool = False
 
 
+class _Heads:
+    """The longest word and degree word of one lexicon by their first character."""
+
+    def __init__(self, lex: JaLexicon) -> None:
+        self.lex = lex
+        self.words = _longest_by_head(lex.words)
+        self.modifiers = _longest_by_head(lex.modifiers)
+
+
+def _longest_by_head(keys: Collection[str]) -> dict[str, int]:
+    longest: dict[str, int] = {}
+    for key in keys:
+        if key:
+            longest[key[0]] = max(longest.get(key[0], 0), len(key))
+    return longest
+
+
+#: The heads of the lexicon last used (in practice there is one).
+_LAST_HEADS: list[_Heads] = []
+
+
+def _heads(lex: JaLexicon) -> _Heads:
+    if _LAST_HEADS and _LAST_HEADS[0].lex is lex:
+        return _LAST_HEADS[0]
+    heads = _Heads(lex)
+    _LAST_HEADS[:] = [heads]
+    return heads
+
+
 def _adj_stem_ok(text: str, end: int) -> bool:
     if end >= len(text):
         return True
@@ -82,10 +111,10 @@ def _longest(
 
 
 def _lex_match(
-    text: str, i: int, lex: JaLexicon, ends: Collection[int] | None
+    text: str, i: int, lex: JaLexicon, ends: Collection[int] | None, max_len: int
 ) -> tuple[int, Entry, str] | None:
     n = len(text)
-    for length in range(min(lex.max_len, n - i), 0, -1):
+    for length in range(min(max_len, n - i), 0, -1):
         found = lex.words.get(text[i : i + length])
         if found is None:
             continue
@@ -146,6 +175,7 @@ def match_japanese(
     """Emotion hits in normalised text; ``starts``/``ends`` are allowed word boundaries."""
     hits: list[RawHit] = []
     n = len(text)
+    heads = _heads(lex)
     pending: tuple[float, int, int, tuple[int, Entry, str] | None] | None = None
     i = 0
 
@@ -165,8 +195,11 @@ def match_japanese(
         if starts is not None and i not in starts:
             i += 1
             continue
-        lex_found = _lex_match(text, i, lex, ends)
-        mod_len = _longest(text, i, lex.modifiers, lex.max_modifier_len, ends, True)
+        # Only keys that start with this character can match here.
+        word_len = heads.words.get(ch, 0)
+        modifier_len = heads.modifiers.get(ch, 0)
+        lex_found = _lex_match(text, i, lex, ends, word_len) if word_len else None
+        mod_len = _longest(text, i, lex.modifiers, modifier_len, ends, True) if modifier_len else 0
         lex_len = lex_found[0] if lex_found else 0
         if mod_len and mod_len >= lex_len:
             flush()

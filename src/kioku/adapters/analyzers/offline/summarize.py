@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import re
 from dataclasses import dataclass
 from typing import Final
@@ -21,10 +23,10 @@ from kioku.ports.analyzer import Compressed
 from .clauses import Important, compress_sentence_en, compress_sentence_ja
 from .keywords import Candidate, keywords_en, keywords_ja, rank_keywords
 from .lexicon import en_lexicon, ja_lexicon
-from .match_en import match_english
-from .match_ja import match_japanese
+from .match_en import feeling_bound, match_english
+from .match_ja import RawHit, match_japanese
 from .text import MAX_ANALYSED_CHARS, clean, fold, nfkc, split_sentences
-from .tokenize_en import tokenize_en
+from .tokenize_en import Word, tokenize_en
 from .tokenize_ja import Segmenter
 
 __all__ = ["extract_keywords_pair", "gist", "shorten", "summarize_pair"]
@@ -34,6 +36,8 @@ PLACEHOLDER: Final = "(empty)"
 _STRONG: Final = 1.8
 #: Lexicon strength of a word that carries the memory's feeling (安心, relieved).
 _FELT: Final = 1.5
+#: Feelings in summaries are read with no stopwords kept from stemming.
+_NO_STOP: Final[frozenset[str]] = frozenset()
 #: Level 2 keeps about this share of a field's characters.
 RATIO: Final = 0.3
 _MIN_BUDGET: Final = {"ja": 12, "en": 40}
@@ -60,6 +64,59 @@ class _Field:
     lang: str
     sentences: list[str]
     candidates: dict[str, Candidate]
+    #: English tokens of ``text`` when NFKC leaves it as it is (pieces of it are then read from
+    #: these instead of being tokenised again).
+    words: list[Word] | None = None
+    starts: list[int] = dataclasses.field(default_factory=list)
+    lows: list[str] = dataclasses.field(default_factory=list)
+    #: :func:`_has_feeling` of the pieces asked about so far (sentences, clauses).
+    feelings: dict[str, bool] = dataclasses.field(default_factory=dict)
+    #: Each candidate's lower-cased text and its weight in a sentence's score.
+    weights: list[tuple[str, float]] = dataclasses.field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.weights.extend(
+            (c.text.lower(), 0.6 * c.score if c.score >= _STRONG else 0.1)
+            for c in self.candidates.values()
+        )
+        if self.words is not None:
+            self.starts.extend(w.start for w in self.words)
+            self.lows.extend(w.low for w in self.words)
+
+    def feeling(self, piece: str) -> bool:
+        """:func:`_has_feeling` of a piece of ``text`` (remembered)."""
+        found = self.feelings.get(piece)
+        if found is None:
+            span = self._span(piece)
+            if span is None or self.words is None:
+                found = _has_feeling(piece, self.lang)
+            else:
+                first, stop, offset = span
+                found = _english_feeling(self.words[first:stop], offset, self.lows[first:stop])
+            self.feelings[piece] = found
+        return found
+
+    def _span(self, piece: str) -> tuple[int, int, int] | None:
+        """``(first, stop, offset)``: ``words[first:stop]``, moved back by ``offset``, are
+        ``tokenize_en(nfkc(piece))``; None when that cannot be told so simply.
+
+        The tokenizer's pattern looks neither behind nor ahead, so when no token of ``text``
+        crosses the piece's edges, the piece's tokens are exactly the tokens inside it.
+        """
+        words = self.words
+        if words is None or nfkc(piece) != piece:
+            return None
+        start = self.text.find(piece)
+        if start < 0:
+            return None
+        end = start + len(piece)
+        first = bisect.bisect_left(self.starts, start)
+        stop = bisect.bisect_left(self.starts, end)
+        if (first > 0 and words[first - 1].end > start) or (
+            stop > first and words[stop - 1].end > end
+        ):
+            return None
+        return first, stop, start
 
 
 def _lang(text: str) -> str:
@@ -70,22 +127,40 @@ def _lang(text: str) -> str:
 def _read(text: str, segmenter: Segmenter) -> _Field:
     lang = _lang(text)
     cased = nfkc(text)
-    cands = keywords_ja(cased, segmenter) if lang == "ja" else keywords_en(cased)
-    return _Field(text, lang, split_sentences(text), cands)
+    if lang == "ja":
+        return _Field(text, lang, split_sentences(text), keywords_ja(cased, segmenter))
+    words = tokenize_en(cased)
+    cands = keywords_en(cased, words)
+    own = words if cased == text else None
+    return _Field(text, lang, split_sentences(text), cands, own)
 
 
 def _strong_terms(field: _Field) -> list[str]:
     return [c.text for c in field.candidates.values() if c.score >= _STRONG]
 
 
-def _has_feeling(piece: str, lang: str) -> bool:
-    folded = fold(nfkc(piece))
-    if lang == "ja":
-        hits = match_japanese(folded, ja_lexicon())
-    else:
-        hits = match_english(tokenize_en(nfkc(piece)), en_lexicon(), frozenset())
+def _felt(hits: list[RawHit]) -> bool:
     # Degree words do not decide whether there is a feeling: 「少し安心」 still is one.
     return any(abs(h.hit.score) >= _FELT * min(h.hit.degree, 1.0) and not h.topical for h in hits)
+
+
+def _english_feeling(words: list[Word], offset: int = 0, lows: list[str] | None = None) -> bool:
+    """:func:`_has_feeling` of English text from its tokens (their offsets less ``offset``);
+    ``lows`` are the tokens' ``low`` when the caller has them."""
+    lex = en_lexicon()
+    if lows is None:
+        lows = [w.low for w in words]
+    if feeling_bound(lows, lex, _NO_STOP) < _FELT:
+        return False  # no hit can reach the strength of a feeling
+    if offset:
+        words = [Word(w.text, w.low, w.start - offset) for w in words]
+    return _felt(match_english(words, lex, _NO_STOP))
+
+
+def _has_feeling(piece: str, lang: str) -> bool:
+    if lang == "ja":
+        return _felt(match_japanese(fold(nfkc(piece)), ja_lexicon()))
+    return _english_feeling(tokenize_en(nfkc(piece)))
 
 
 def _important(field: _Field) -> Important:
@@ -96,7 +171,7 @@ def _important(field: _Field) -> Important:
         return (
             any(term in piece for term in strong)
             or bool(_NUMBER.search(piece))
-            or _has_feeling(piece, field.lang)
+            or field.feeling(piece)
         )
 
     return important
@@ -105,11 +180,11 @@ def _important(field: _Field) -> Important:
 def _sentence_score(sentence: str, index: int, field: _Field, role: str) -> float:
     score = 0.0
     low = sentence.lower()
-    for cand in field.candidates.values():
-        if cand.text.lower() in low:
-            score += 0.6 * cand.score if cand.score >= _STRONG else 0.1
+    for text, weight in field.weights:
+        if text in low:
+            score += weight
     score += min(len(_NUMBER.findall(sentence)), 2) * 0.5
-    if _has_feeling(sentence, field.lang):
+    if field.feeling(sentence):
         score += 1.5
     if index == 0:
         score += 1.0 if role == "trigger" else 0.4
@@ -197,10 +272,17 @@ def _compress_field(text: str, role: str, segmenter: Segmenter) -> str:
     sentences = field.sentences or [text]
     budget = min(max(int(len(text) * RATIO), _MIN_BUDGET[field.lang]), _MAX_BUDGET[role])
 
+    squeezed: dict[str, str] = {}
+
     def squeeze(sentence: str) -> str:
-        if field.lang == "ja":
-            return compress_sentence_ja(sentence, important, segmenter)
-        return compress_sentence_en(sentence, important)
+        found = squeezed.get(sentence)
+        if found is None:
+            if field.lang == "ja":
+                found = compress_sentence_ja(sentence, important, segmenter)
+            else:
+                found = compress_sentence_en(sentence, important)
+            squeezed[sentence] = found
+        return found
 
     order = sorted(
         range(len(sentences)),
@@ -216,11 +298,11 @@ def _compress_field(text: str, role: str, segmenter: Segmenter) -> str:
         used += len(short) + 1
         if len(chosen) >= _MAX_SENTENCES[role]:
             break
-    felt = next((i for i in order[:50] if _has_feeling(sentences[i], field.lang)), None)
+    felt = next((i for i in order[:50] if field.feeling(sentences[i])), None)
     if (
         felt is not None
         and felt not in chosen
-        and not any(_has_feeling(sentences[i], field.lang) for i in chosen)
+        and not any(field.feeling(sentences[i]) for i in chosen)
     ):
         # The feeling is part of the memory: keep its best sentence even past the budget.
         chosen[felt] = squeeze(sentences[felt])
@@ -251,8 +333,9 @@ def _field_keywords(text: str, segmenter: Segmenter) -> str:
     text = clean(text, MAX_ANALYSED_CHARS)
     if not text:
         return PLACEHOLDER
-    field = _read(text, segmenter)
-    ranked = rank_keywords(field.candidates.values(), 3)
+    cased = nfkc(text)
+    cands = keywords_ja(cased, segmenter) if _lang(text) == "ja" else keywords_en(cased)
+    ranked = rank_keywords(cands.values(), 3)
     if not ranked:
         return _cut(text, 20)
     return ", ".join(ranked)
