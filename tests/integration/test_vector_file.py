@@ -649,3 +649,42 @@ def test_the_integrity_check_reports_a_cache_others_can_read(
     assert not report.ok
     assert any(str(path) in p and "chmod 600" in p for p in report.problems)
     assert report.details["file_modes"][str(path.parent)] == "0o700"
+
+
+@pytest.mark.parametrize("size", [40, vector_file.QUANTISED_MAX_ROWS + 1])
+def test_a_grown_cache_with_dead_rows_writes_the_file_of_its_live_rows(
+    tmp_path: Path, size: int
+) -> None:
+    # A cache that grew in place is a strided view of a larger matrix, and one caught up on
+    # changes keeps dead rows: the file is written row by row from it, without copies, and
+    # must hold exactly what its live, contiguous copy would.
+    rng = np.random.default_rng(size)
+    dim = 8
+    spare = rng.standard_normal((dim, size + 13)).astype(np.float32)
+    dead = rng.random(size) < 0.3
+    dead[0] = True
+    grown = vectors.ModelVectors(
+        model=MODEL,
+        version=77,
+        dim=dim,
+        ids=vectors.IdColumn([f"m{i:07d}" for i in range(size)]),
+        columns=spare[:, :size],
+        scope_codes=rng.integers(0, 2, size).astype(np.int32),
+        scopes=(("u", "a"), ("v", "b")),
+        archived=rng.random(size) < 0.5,
+        dead=dead,
+        spare=vectors.Spare(spare, size),
+    )
+    assert not grown.columns.flags.c_contiguous
+    live = grown.live()
+    assert live.columns.flags.c_contiguous and live.dead is None
+    written = []
+    for name, cache in (("grown", grown), ("live", live)):
+        db = tmp_path / name / "memories.db"
+        db.parent.mkdir()
+        db.touch()
+        path = vector_file.VectorFiles(db).write(cache)
+        assert path is not None
+        written.append(path.read_bytes())
+        assert vector_file.VectorFiles(db).verify(MODEL)
+    assert written[0] == written[1]

@@ -44,6 +44,7 @@ import os
 import sys
 import time
 import zlib
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Final
 
@@ -158,7 +159,6 @@ class VectorFiles:
             return None  # in memory, no version to tie it to, or a read-only store
         if vectors.mixed:
             return None  # leaves out vectors of another dimension: never carried forward
-        vectors = vectors.live()  # the file has no dead rows
         started = time.perf_counter()
         try:
             parts = _encode(vectors)
@@ -207,28 +207,49 @@ class VectorFiles:
                     entry.unlink()
 
 
-def _encode(vectors: ModelVectors) -> list[bytes | memoryview] | None:
-    """The file's parts, or None when the vectors cannot round-trip exactly through the
-    format (an id or scope that is not text, an id that holds a NUL)."""
+class _Rows:
+    """The matrix section: each row of the ``(dim, n)`` matrix without the dead columns, made
+    contiguous one at a time, so writing never copies the whole matrix (a cache that grew in
+    place is a strided view of a larger array; one with dead rows would need a copy without
+    them)."""
+
+    def __init__(self, columns: npt.NDArray[np.float32], keep: npt.NDArray[np.bool_] | None):
+        self.columns = columns
+        self.keep = keep
+
+    def __iter__(self) -> Iterator[npt.NDArray[np.float32]]:
+        for row in self.columns:
+            picked = row if self.keep is None else row[self.keep]
+            yield np.ascontiguousarray(picked, dtype=np.float32)
+
+
+def _encode(vectors: ModelVectors) -> list[bytes | memoryview | _Rows] | None:
+    """The file's parts (the dead rows left out), or None when the vectors cannot round-trip
+    exactly through the format (an id or scope that is not text, an id that holds a NUL)."""
+    dead = vectors.dead
+    keep = None if dead is None or not dead.any() else ~dead
     ids = vectors.ids.tolist()
+    if keep is not None:
+        ids = [i for i, k in zip(ids, keep.tolist(), strict=True) if k]
     if not all(isinstance(i, str) and SEPARATOR not in i for i in ids):
         _log.debug("vector cache: an id cannot be stored in the file; not written")
         return None
     if not all(isinstance(part, str) for scope in vectors.scopes for part in scope):
         return None
-    n, dim = vectors.size, vectors.dim
-    matrix = np.ascontiguousarray(vectors.columns, dtype=np.float32)
+    n, dim = len(ids), vectors.dim
+    rows = _Rows(vectors.columns, keep)
     quantised = n <= QUANTISED_MAX_ROWS
-    scales, levels = _quantise(matrix) if quantised else (b"", b"")
-    columns = matrix.data.cast("B")
-    codes = np.ascontiguousarray(vectors.scope_codes, dtype=np.int32).data.cast("B")
+    columns_crc, scales, levels = _checksum_and_quantise(rows, dim, n, quantised)
+    scope_codes = vectors.scope_codes if keep is None else vectors.scope_codes[keep]
+    flags = vectors.archived if keep is None else vectors.archived[keep]
+    codes = np.ascontiguousarray(scope_codes, dtype=np.int32).data.cast("B")
     encoded = [i.encode("utf-8") for i in ids]
     ends = np.cumsum([len(i) for i in encoded], dtype=np.int64) + np.arange(n, dtype=np.int64)
     id_bytes = SEPARATOR.encode("ascii").join(encoded)
     if n and int(ends[-1]) >= 1 << 32:
         return None  # ids of more than 4 GB: not in this format
     id_ends = ends.astype(np.uint32).data.cast("B")
-    archived = np.ascontiguousarray(vectors.archived, dtype=np.bool_).data.cast("B")
+    archived = np.ascontiguousarray(flags, dtype=np.bool_).data.cast("B")
     header = json.dumps(
         {
             "format": FORMAT_VERSION,
@@ -240,7 +261,7 @@ def _encode(vectors: ModelVectors) -> list[bytes | memoryview] | None:
             "scopes": [list(scope) for scope in vectors.scopes],
             "sections": sections(dim, n, len(id_bytes), quantised),
             "quantised": quantised,
-            "columns_crc32": zlib.crc32(columns),
+            "columns_crc32": columns_crc,
             "levels_crc32": zlib.crc32(levels),
         },
         sort_keys=True,
@@ -258,7 +279,7 @@ def _encode(vectors: ModelVectors) -> list[bytes | memoryview] | None:
         crc = zlib.crc32(part, crc)
     return [
         *head,
-        columns,
+        rows,
         scales,
         codes,
         id_ends,
@@ -269,22 +290,29 @@ def _encode(vectors: ModelVectors) -> list[bytes | memoryview] | None:
     ]
 
 
-def _quantise(matrix: npt.NDArray[np.float32]) -> tuple[bytes, bytes]:
-    """``(scales, levels)`` of a ``(dim, n)`` matrix: per row a step ``max |x| / 127``
-    (float32) and each component as ``128 + round(x / step)`` (uint8), so that
-    ``|x - step * (level - 128)| <= step / 2``. A row of zeros has step 0 and level 128."""
-    dim, n = matrix.shape
-    scales = np.zeros(dim, dtype=np.float32)
-    levels = np.full((dim, n), LEVEL_ZERO, dtype=np.uint8)
-    for j in range(dim):
-        row = matrix[j]
+def _checksum_and_quantise(
+    rows: Iterable[npt.NDArray[np.float32]], dim: int, n: int, quantised: bool
+) -> tuple[int, bytes, bytes]:
+    """One pass over the rows: the matrix's CRC and, when ``quantised``, its ``(scales,
+    levels)``: per row a step ``max |x| / 127`` (float32) and each component as
+    ``128 + round(x / step)`` (uint8), so that ``|x - step * (level - 128)| <= step / 2``. A row
+    of zeros has step 0 and level 128."""
+    crc = 0
+    scales = np.zeros(dim if quantised else 0, dtype=np.float32)
+    levels = np.full((dim, n) if quantised else (0, 0), LEVEL_ZERO, dtype=np.uint8)
+    for j, row in enumerate(rows):
+        crc = zlib.crc32(row.data.cast("B"), crc)
+        if not quantised:
+            continue
         step = np.float32(float(np.abs(row).max(initial=0.0)) / LEVEL_SPAN)
         if step > 0:
             scaled = np.rint(row.astype(np.float64) / float(step))
             np.clip(scaled, -LEVEL_SPAN, LEVEL_SPAN, out=scaled)
             levels[j] = (scaled + LEVEL_ZERO).astype(np.uint8)
             scales[j] = step
-    return scales.tobytes(), levels.tobytes()
+    if not quantised:
+        return crc, b"", b""
+    return crc, scales.tobytes(), levels.tobytes()
 
 
 def _read(path: Path, model: str, version: int | None) -> ModelVectors | None:
@@ -334,7 +362,7 @@ def _make_dir(directory: Path) -> None:
         directory.mkdir(mode=OWNER_ONLY_DIR, exist_ok=True)
 
 
-def _write_atomically(path: Path, parts: list[bytes | memoryview]) -> None:
+def _write_atomically(path: Path, parts: list[bytes | memoryview | _Rows]) -> None:
     """Write ``parts`` to a temporary file, sync it, and rename it to ``path``."""
     import secrets
 
@@ -343,7 +371,11 @@ def _write_atomically(path: Path, parts: list[bytes | memoryview]) -> None:
     try:
         with os.fdopen(fd, "wb") as file:
             for part in parts:
-                file.write(part)
+                if isinstance(part, _Rows):
+                    for row in part:
+                        file.write(row.data.cast("B"))
+                else:
+                    file.write(part)
             file.flush()
             os.fsync(file.fileno())
         os.replace(temp, path)
