@@ -677,7 +677,8 @@ def test_a_grown_cache_with_dead_rows_writes_the_file_of_its_live_rows(
     )
     assert not grown.columns.flags.c_contiguous
     live = grown.live()
-    assert live.columns.flags.c_contiguous and live.dead is None
+    assert live.columns.flags.c_contiguous
+    assert live.dead is None
     written = []
     for name, cache in (("grown", grown), ("live", live)):
         db = tmp_path / name / "memories.db"
