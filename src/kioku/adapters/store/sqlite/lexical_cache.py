@@ -32,12 +32,15 @@ import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Collection
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from kioku.adapters.store.sqlite.lexical_snapshot import Key, Row, Snapshot, applied, built
 from kioku.adapters.store.sqlite.lexical_tokens import Tokenizer
 
-__all__ = ["LEXICAL_VERSION", "MAX_MEMORIES", "Snapshot", "bump_version", "current", "forget"]
+# The snapshot loads numpy: a process that searches once (a hook's) never imports it.
+if TYPE_CHECKING:
+    from kioku.adapters.store.sqlite.lexical_snapshot import Key, Row, Snapshot
+
+__all__ = ["LEXICAL_VERSION", "MAX_MEMORIES", "bump_version", "current", "forget"]
 
 #: The ``state`` key whose value changes with every write to the lexical index: the last
 #: writes, oldest first, separated by ``;``, each ``<version before> <version after>
@@ -222,6 +225,8 @@ def _refreshed(
     """The snapshot of the index ``conn`` sees: ``old`` with the rows the log says changed
     applied, else with the rows that differ (read all) applied, or a new one when there is
     none or too much changed."""
+    from kioku.adapters.store.sqlite.lexical_snapshot import applied, built
+
     if old is not None and old.key[0] != key[0]:
         touched = _touched(old.key[0], key[0])
         if touched is not None:

@@ -31,7 +31,7 @@ import re
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
 from kioku.adapters.store.sqlite import lexical_cache
 from kioku.adapters.store.sqlite.lexical_tokens import is_safe
@@ -40,6 +40,9 @@ from kioku.digests import blake2b
 from kioku.errors import StoreError
 from kioku.logs import LazyLogger
 from kioku.records import Record
+
+if TYPE_CHECKING:
+    from kioku.adapters.store.sqlite.lexical_snapshot import Snapshot
 
 __all__ = [
     "BACKFILL_BATCH",
@@ -276,7 +279,7 @@ def _documents(
     term: str,
     budget: int,
     probe: bool = True,
-    snapshot: lexical_cache.Snapshot | None = None,
+    snapshot: Snapshot | None = None,
 ) -> int:
     """How many memories hold ``term``: counted by the vocabulary, whose count reads the
     term's whole posting list, unless a ``probe`` of 1/256 of the slots already finds it in
@@ -504,7 +507,7 @@ _IN_SCOPE: Final = (
 
 def _from_snapshot(
     conn: sqlite3.Connection,
-    snapshot: lexical_cache.Snapshot,
+    snapshot: Snapshot,
     query: LexicalQuery,
     scope: str,
     params: Sequence[object],
