@@ -302,3 +302,39 @@ def test_writes_beyond_the_log_make_every_row_read_again(store: SqliteStore) -> 
     assert snap is not None
     assert snap.documents("cello") == lexical_cache._MAX_LINKS + 2
     _same_as_fts5(conn, [["cello"], ["content"]])
+
+
+@pytest.mark.parametrize("crowded", [False, True])
+def test_indexed_terms_from_the_copy_equal_the_index_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, crowded: bool
+) -> None:
+    if crowded:
+        # Home slots a few apart, so memories share probe windows as they never do by chance.
+        home = search._home_slot
+        monkeypatch.setattr(search, "_home_slot", lambda memory_id: 1000 + home(memory_id) % 32)
+    store = _open(tmp_path)
+    try:
+        _indexed_terms_follow(store)
+    finally:
+        store.close()
+
+
+def _indexed_terms_follow(store: SqliteStore) -> None:
+    conn = store._connection()
+    ids = [memory_id(n) for n in range(ROWS)] + ["no-such-memory"]
+    store.update(memory_id(2), MemoryPatch(content="harpsichord recital tonight"))
+    store.delete(memory_id(5))
+
+    def from_fts5() -> dict[str, frozenset[str]]:
+        lexical_cache.forget(conn)
+        return search.indexed_terms(conn, ids)
+
+    expected = from_fts5()
+    assert memory_id(5) not in expected
+    assert "harpsichord" in expected[memory_id(2)]
+    assert lexical_cache.current(conn, 0) is not None  # the copy exists from here on
+    assert search.indexed_terms(conn, ids) == expected
+    store.update(memory_id(3), MemoryPatch(content="a fresh text about oboes"))
+    followed = search.indexed_terms(conn, ids)
+    assert "oboe" in followed[memory_id(3)]
+    assert followed == from_fts5()

@@ -428,9 +428,19 @@ _TERMS_CHUNK: Final = 200
 
 def indexed_terms(conn: sqlite3.Connection, memory_ids: Iterable[str]) -> dict[str, frozenset[str]]:
     """The terms each memory is indexed under, read from its slots (a few rows each), for
-    many memories in one query."""
+    many memories in one query; from the process's copy of the index when it has one."""
     found: dict[str, frozenset[str]] = {}
     wanted = list(dict.fromkeys(memory_ids))
+    snapshot = lexical_cache.current(conn, _memories(conn), build_after=None) if wanted else None
+    if snapshot is not None:
+        indexed = snapshot.rows
+        for memory_id in wanted:
+            home = _home_slot(memory_id)
+            for slot in range(home, home + _PROBE):
+                row = indexed.get(slot)
+                if row is not None and row[0] == memory_id:
+                    found[memory_id] = frozenset(row[1].lower().split())
+        return found
     for start in range(0, len(wanted), _TERMS_CHUNK):
         chunk = wanted[start : start + _TERMS_CHUNK]
         params: list[object] = []
