@@ -356,14 +356,34 @@ def test_nasakenai_inflects(analyzer: OfflineAnalyzer) -> None:
 @pytest.mark.parametrize(
     ("text", "valence", "tag"),
     [
+        # Events told without a feeling word.
         ("先週、猫のタマが息を引き取りました。", Valence.NEGATIVE, "sadness"),
         ("姉に子どもが生まれた。", Valence.POSITIVE, "joy"),
         ("母が好物を作ってくれてた", Valence.POSITIVE, "gratitude"),
         ("質疑応答で指摘されて、顔から火が出るかと思った", Valence.NEGATIVE, "regret"),
         ("今日のランチ、500円でこのボリュームはすごい", Valence.POSITIVE, "joy"),
+        # Tears and trembling in a glad turn are being moved.
+        (
+            "引っ越しの日に大家さんが見送ってくれて、ちょっと泣きそうになった",
+            Valence.POSITIVE,
+            "gratitude",
+        ),
+        ("友達が誕生日を祝ってくれて泣いちゃった", Valence.POSITIVE, "joy"),
+        ("試合に負けて泣いた", Valence.NEGATIVE, "sadness"),
+        ("娘が運動会で一位になった。手が震えた", Valence.POSITIVE, "excitement"),
+        ("怖くて手が震えた", Valence.NEGATIVE, "fear"),
+        # Feelings told through the body, mishaps and results.
+        ("エレベーターが急に止まって、血の気が引いた", Valence.NEGATIVE, "fear"),
+        ("卒業式で後輩がくれた手紙、胸がいっぱいになった", Valence.POSITIVE, "joy"),
+        ("傘なくした", Valence.NEGATIVE, "sadness"),
+        ("電車乗り遅れた", Valence.NEGATIVE, "frustration"),
+        ("お気に入りのマグカップ割れた", Valence.NEGATIVE, "sadness"),
+        ("あちゃー、雨だ", Valence.NEGATIVE, "frustration"),
+        ("内定が出ない", Valence.NEGATIVE, "anxiety"),
+        ("市民マラソンで入賞した！", Valence.POSITIVE, "pride"),
     ],
 )
-def test_japanese_events_told_without_a_feeling_word(
+def test_japanese_feelings_told_through_events_the_body_and_results(
     analyzer: OfflineAnalyzer, text: str, valence: Valence, tag: str
 ) -> None:
     result = analyze(analyzer, text)
@@ -389,49 +409,6 @@ def test_guilt_inflects_and_causing_trouble_is_guilt(analyzer: OfflineAnalyzer) 
     result = analyze(analyzer, "私のミスでチーム全員に残業させてしまった。申し訳なさすぎる")
     assert result.valence is Valence.NEGATIVE
     assert "guilt" in result.tags
-
-
-@pytest.mark.parametrize(
-    ("text", "valence", "tag"),
-    [
-        (
-            "引っ越しの日に大家さんが見送ってくれて、ちょっと泣きそうになった",
-            Valence.POSITIVE,
-            "gratitude",
-        ),
-        ("友達が誕生日を祝ってくれて泣いちゃった", Valence.POSITIVE, "joy"),
-        ("試合に負けて泣いた", Valence.NEGATIVE, "sadness"),
-        ("娘が運動会で一位になった。手が震えた", Valence.POSITIVE, "excitement"),
-        ("怖くて手が震えた", Valence.NEGATIVE, "fear"),
-    ],
-)
-def test_tears_and_trembling_in_a_glad_turn_are_being_moved(
-    analyzer: OfflineAnalyzer, text: str, valence: Valence, tag: str
-) -> None:
-    result = analyze(analyzer, text)
-    assert result.valence is valence
-    assert tag in result.tags
-
-
-@pytest.mark.parametrize(
-    ("text", "valence", "tag"),
-    [
-        ("エレベーターが急に止まって、血の気が引いた", Valence.NEGATIVE, "fear"),
-        ("卒業式で後輩がくれた手紙、胸がいっぱいになった", Valence.POSITIVE, "joy"),
-        ("傘なくした", Valence.NEGATIVE, "sadness"),
-        ("電車乗り遅れた", Valence.NEGATIVE, "frustration"),
-        ("お気に入りのマグカップ割れた", Valence.NEGATIVE, "sadness"),
-        ("あちゃー、雨だ", Valence.NEGATIVE, "frustration"),
-        ("内定が出ない", Valence.NEGATIVE, "anxiety"),
-        ("市民マラソンで入賞した！", Valence.POSITIVE, "pride"),
-    ],
-)
-def test_japanese_feelings_told_through_the_body_mishaps_and_results(
-    analyzer: OfflineAnalyzer, text: str, valence: Valence, tag: str
-) -> None:
-    result = analyze(analyzer, text)
-    assert result.valence is valence
-    assert tag in result.tags
 
 
 def test_a_mishap_inside_a_request_is_a_topic(analyzer: OfflineAnalyzer) -> None:
