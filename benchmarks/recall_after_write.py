@@ -11,9 +11,11 @@ each version works on its own copy). ``OLD_CHECKOUT`` is a checkout of the code 
 
 The driver copies the kept store twice (one copy per code version, since the new code
 migrates it), starts one worker per version (PYTHONPATH = that version's src) and drives them
-round by round, alternating which goes first. A round: a warm recall (timed), then a second
-store object (another Kioku on the same home, or in the last rounds a `kioku remember`
-subprocess) remembers one memory, then the worker's recall (timed).
+round by round, alternating which goes first. Before a worker starts, a process of its version
+makes sure its copy holds a current vector cache file of that version's format. A round: a
+warm recall (timed), then a second store object (another Kioku on the same home, or in the
+last rounds a `kioku remember` subprocess) remembers one memory, then the worker's recall
+(timed).
 """
 
 from __future__ import annotations
@@ -63,6 +65,17 @@ for line in sys.stdin:
 """
 
 
+PREPARE = r"""
+import sys
+from pathlib import Path
+from kioku import Kioku
+with Kioku.open(Path(sys.argv[1]), env={}) as kioku:
+    warm = getattr(kioku, "warm_vector_cache", None)  # absent in the oldest versions
+    if warm is not None:
+        warm()
+"""
+
+
 def _p(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -99,6 +112,9 @@ def main() -> None:
             if name == "before":
                 _as_schema_10(home / "memories.db")
             env = dict(os.environ, PYTHONPATH=src, KIOKU_NO_AUTO_BATCH="1")
+            # Each copy starts with a current vector cache file of its version's format (as
+            # the last batch leaves it), written by a process of its own, so the worker maps it.
+            subprocess.run([sys.executable, "-c", PREPARE, str(home)], env=env, check=True)
             proc = subprocess.Popen(
                 [sys.executable, "-c", WORKER, str(home)],
                 stdin=subprocess.PIPE,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import mmap
 import os
 import shutil
 import stat
@@ -147,7 +148,13 @@ def test_the_first_search_writes_the_file_and_a_fresh_store_maps_it(
         assert _search(second, query) == expected
         cached = _cached(second)
         assert cached.loaded_from == "file"
-        assert not cached.columns.flags.writeable  # a view of the mapped file
+        # A view of the file's private mapping, with the file's spare columns after it.
+        assert cached.spare is not None
+        assert cached.spare.origin == (cached.version, 300)
+        mapping = cached.spare.array.base.base  # (dim, capacity) <- flat <- the mapping
+        assert isinstance(mapping, memoryview)
+        assert isinstance(mapping.obj, mmap.mmap)
+        assert np.shares_memory(cached.columns, cached.spare.array)
 
 
 def test_the_file_round_trips_every_array_exactly(filled: Path, rng: np.random.Generator) -> None:
@@ -552,8 +559,9 @@ def test_the_file_layout_is_documented(filled: Path, rng: np.random.Generator) -
     assert data[:8] == b"KIOKUVEC"
     length = int.from_bytes(data[8:16], "little")
     header = json.loads(data[16 : 16 + length])
-    assert header["format"] == 2
-    dim, n = header["dim"], header["n"]
+    assert header["format"] == 3
+    dim, n, capacity = header["dim"], header["n"], header["capacity"]
+    assert capacity == n + vectors.headroom(n)
     at = 16 + length
     at += -at % 64
 
@@ -562,7 +570,9 @@ def test_the_file_layout_is_documented(filled: Path, rng: np.random.Generator) -
         at += size
         return data[at - size : at]
 
-    columns = np.frombuffer(take(4 * dim * n), dtype="<f4").reshape(dim, n)
+    matrix = np.frombuffer(take(4 * dim * capacity), dtype="<f4").reshape(dim, capacity)
+    columns = matrix[:, :n]
+    assert not matrix[:, n:].any()  # room for later vectors, zeros
     scales = np.frombuffer(take(4 * dim), dtype="<f4")
     codes = np.frombuffer(take(4 * n), dtype="<i4")
     ends = np.frombuffer(take(4 * n), dtype="<u4")
@@ -583,11 +593,11 @@ def test_the_file_layout_is_documented(filled: Path, rng: np.random.Generator) -
     assert bool((error <= steps * (0.5 + 1e-9)).all())
     assert np.allclose(scales, np.abs(columns).max(axis=1) / 127, rtol=1e-6)
     checked = data[: 16 + length + (-(16 + length) % 64)]
-    body = 16 + length + (-(16 + length) % 64) + 4 * dim * n
+    body = 16 + length + (-(16 + length) % 64) + 4 * dim * capacity
     checked += data[body : body + 4 * dim + 9 * n]
     checked += data[len(data) - 4 - int(ends[-1]) : len(data) - 4]
     assert zlib.crc32(checked) == crc
-    assert header["columns_crc32"] == zlib.crc32(columns.tobytes())
+    assert header["columns_crc32"] == zlib.crc32(matrix.tobytes())
     assert header["levels_crc32"] == zlib.crc32(levels.tobytes())
 
 

@@ -23,6 +23,7 @@ def _write(
     scopes: list[tuple[str, str]],
     archived: list[bool],
     ids: list[str] | None = None,
+    quantised_max_rows: int = vector_layout.QUANTISED_MAX_ROWS,
 ) -> tuple[vectors.ModelVectors, Path]:
     db = directory / "m.db"
     db.touch()
@@ -38,7 +39,7 @@ def _write(
         archived,
         [row.astype("<f4").tobytes() for row in matrix],
     )
-    path = VectorFiles(db).write(built)
+    path = VectorFiles(db, quantised_max_rows=quantised_max_rows).write(built)
     assert path is not None
     return built, path
 
@@ -199,14 +200,11 @@ def test_more_than_256_scopes_go_to_numpy(tmp_path: Path) -> None:
 
 
 def test_a_file_past_the_quantised_limit_keeps_no_levels_and_goes_to_numpy(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
-    from kioku.adapters.store.sqlite import vector_file
-
-    monkeypatch.setattr(vector_file, "QUANTISED_MAX_ROWS", 10)
     rng = np.random.default_rng(5)
     matrix = rng.normal(size=(30, 24)).astype(np.float32)
-    built, path = _write(tmp_path, matrix, [("u", "a")] * 30, [False] * 30)
+    built, path = _write(tmp_path, matrix, [("u", "a")] * 30, [False] * 30, quantised_max_rows=10)
     layout = vector_layout.Layout.of(memoryview(path.read_bytes()), deep=True)
     assert layout.header["quantised"] is False
     assert layout.span("levels") == (layout.at["levels"], layout.at["levels"])

@@ -15,15 +15,21 @@ process, another one, or a database restored from a backup) never matches. A fil
 header, sizes or checksum do not hold up is ignored; the store rebuilds from SQLite and
 writes the file again. Deleting the files is always safe: they hold nothing SQLite does not.
 
-The layout is described in :mod:`.vector_layout` (format 2): the transposed float32 matrix,
-scope codes, archived flags and ids, plus a quantised copy of the matrix (one byte per
-component, with a step per row) and where each id ends, which let :mod:`.vector_lite` search the
-file without numpy.
+The layout is described in :mod:`.vector_layout` (format 3): the transposed float32 matrix
+with room for more vectors, scope codes, archived flags and ids, plus a quantised copy of the
+matrix (one byte per component, with a step per row) and where each id ends, which let
+:mod:`.vector_lite` search the file without numpy.
 
-Reading maps the file: the matrix is a read-only view of the mapping, not a copy, and a
-search whose query has few non-zero components reads only those rows of it. So the hot path
-checks the sizes and the trailing CRC, which covers the header, ids, scope codes and archived
-flags (a few dozen bytes per vector), but not the matrix, which would mean reading all of it.
+Reading maps the file privately (copy on write): the matrix is a view of the mapping, not a
+copy, and a search whose query has few non-zero components reads only those rows of it. Later
+writes append their vectors to the mapping's spare columns, which copies only the pages they
+touch and never changes the file. A file without a quantised copy (past ``QUANTISED_MAX_ROWS``
+rows) is then brought up to date by a small tail file beside it (:mod:`.vector_tail`) rather
+than written again, until its spare columns run out or an eighth of its rows are dead.
+
+The hot path checks the sizes and the trailing CRC, which covers the header, ids, scope codes
+and archived flags (a few dozen bytes per vector), but not the matrix, which would mean reading
+all of it.
 A crash cannot leave a torn matrix behind, because a file is complete and synced to disk
 before it is renamed into place; damage to a whole file on disk is found by
 :meth:`VectorFiles.verify`, which also checks the matrix against its CRC in the header (an
@@ -32,7 +38,7 @@ a temporary name in the same directory (owner-only modes: 0o600 files in a 0o700
 and writing is best-effort: a failure is logged at debug level and the search goes on.
 
 The file holds ids, scopes and vectors, never memory text. Erasing a memory removes the
-files (the next search writes them again without it).
+files and tails (the next search writes them again without it).
 """
 
 from __future__ import annotations
@@ -44,7 +50,7 @@ import os
 import sys
 import time
 import zlib
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Final
 
@@ -69,7 +75,15 @@ from kioku.adapters.store.sqlite.vector_layout import (
     file_version,
     sections,
 )
-from kioku.adapters.store.sqlite.vectors import IdColumn, ModelVectors
+from kioku.adapters.store.sqlite.vector_tail import (
+    TAIL_SUFFIX,
+    TailPlan,
+    apply_tail,
+    check_tail,
+    encode_tail,
+    plan_tail,
+)
+from kioku.adapters.store.sqlite.vectors import IdColumn, ModelVectors, Spare, headroom
 from kioku.logs import LazyLogger
 
 __all__ = ["FORMAT_VERSION", "SUFFIX", "VectorFiles", "cache_dir", "damaged_files"]
@@ -78,6 +92,9 @@ _log = LazyLogger(__name__)
 
 #: Temporary files older than this were left by a writer that died: removed on the next write.
 _STALE_TEMP_SECONDS: Final = 600.0
+#: A tail may hold this many rows (dead ones included) whatever the file's size; past it and
+#: past an eighth of the file's rows, the whole file is written again.
+MIN_TAIL_ROWS: Final = 256
 
 
 def damaged_files(db_path: Path) -> list[str]:
@@ -89,6 +106,15 @@ def damaged_files(db_path: Path) -> list[str]:
         return []
     problems: list[str] = []
     for entry in sorted(directory.iterdir()):
+        if entry.name.endswith(TAIL_SUFFIX) and not entry.name.startswith("."):
+            try:
+                check_tail(entry)
+            except Exception as exc:
+                problems.append(
+                    f"the vector cache tail file {entry} is damaged ({exc}); fix: delete it "
+                    f"(rm {entry}): searches then catch up from the database"
+                )
+            continue
         if not entry.name.endswith(SUFFIX):
             continue
         try:
@@ -106,11 +132,15 @@ def damaged_files(db_path: Path) -> list[str]:
 
 class VectorFiles:
     """The cache files of one database: :meth:`read` one back, :meth:`write` one, or
-    :meth:`remove` them all. Never raises: trouble means "no file" and a debug log line."""
+    :meth:`remove` them all. Never raises: trouble means "no file" and a debug log line.
 
-    def __init__(self, db_path: Path) -> None:
+    ``quantised_max_rows``: files of more rows keep no quantised copy, and are brought up to
+    date by tail files (see the module's docstring)."""
+
+    def __init__(self, db_path: Path, *, quantised_max_rows: int = QUANTISED_MAX_ROWS) -> None:
         self._db = db_path
         self._dir = cache_dir(db_path)
+        self._quantised_max = quantised_max_rows
 
     @property
     def directory(self) -> Path | None:
@@ -121,6 +151,11 @@ class VectorFiles:
         if self._dir is None:
             return None
         return self._dir / file_name(model)
+
+    def tail_path(self, model: str) -> Path | None:
+        """The tail file of ``model`` (see :mod:`.vector_tail`)."""
+        path = self.path(model)
+        return None if path is None else path.with_suffix(TAIL_SUFFIX)
 
     # -- reading -------------------------------------------------------------------------
 
@@ -134,20 +169,30 @@ class VectorFiles:
             return None
         started = time.perf_counter()
         try:
-            loaded = _read(path, model, version)
+            loaded = _read(path, model)
         except FileNotFoundError:
             return None
         except Exception as exc:  # any damage means "rebuild": never fail a search
             _log.debug("vector cache: ignoring %s (%s: %s)", path, type(exc).__name__, exc)
             return None
-        if loaded is not None:
-            _log.debug(
-                "vector cache: mapped %d vectors of %r from %s in %.1f ms",
-                loaded.size,
-                model,
-                path,
-                (time.perf_counter() - started) * 1000,
-            )
+        if version != loaded.version:
+            tail = path.with_suffix(TAIL_SUFFIX)
+            try:
+                extended = apply_tail(tail, loaded)
+            except Exception as exc:  # the file alone is still right for its version
+                _log.debug("vector cache: ignoring %s (%s: %s)", tail, type(exc).__name__, exc)
+                extended = None
+            if extended is not None:
+                loaded = extended
+            if version is not None and loaded.version != version:
+                return None  # stale: a write since, or another database: rebuild, quietly
+        _log.debug(
+            "vector cache: mapped %d vectors of %r from %s in %.1f ms",
+            loaded.size,
+            model,
+            path,
+            (time.perf_counter() - started) * 1000,
+        )
         return loaded
 
     # -- writing -------------------------------------------------------------------------
@@ -160,13 +205,30 @@ class VectorFiles:
         if vectors.mixed:
             return None  # leaves out vectors of another dimension: never carried forward
         started = time.perf_counter()
+        tail = path.with_suffix(TAIL_SUFFIX)
         try:
-            parts = _encode(vectors)
+            plan = self._tail_plan(vectors, path)
+            if plan is not None:
+                tail_parts = encode_tail(plan)
+                if tail_parts is not None:
+                    _write_atomically(tail, tail_parts)
+                    _log.debug(
+                        "vector cache: wrote a tail of %d rows (%d dead) of %r to %s in %.1f ms",
+                        len(plan.rows),
+                        len(plan.dead),
+                        vectors.model,
+                        tail,
+                        (time.perf_counter() - started) * 1000,
+                    )
+                    return tail
+            parts = _encode(vectors, self._quantised_max)
             if parts is None:
                 return None
             _make_dir(path.parent)
             _remove_stale_temps(path.parent)
             _write_atomically(path, parts)
+            with contextlib.suppress(FileNotFoundError):
+                tail.unlink()  # it extends the file just replaced
             _prune(path.parent, keep=path, version=vectors.version)
         except Exception as exc:  # best-effort: the search has its answer already
             _log.debug("vector cache: not written to %s (%s: %s)", path, type(exc).__name__, exc)
@@ -179,6 +241,17 @@ class VectorFiles:
             (time.perf_counter() - started) * 1000,
         )
         return path
+
+    def _tail_plan(self, vectors: ModelVectors, path: Path) -> TailPlan | None:
+        """The tail to write for ``vectors`` instead of a whole file, when it grew in place
+        from the file now at ``path`` and that file has no quantised copy to keep current."""
+        spare = vectors.spare
+        if spare is None or spare.origin is None or spare.origin[1] <= self._quantised_max:
+            return None
+        plan = plan_tail(vectors, max(MIN_TAIL_ROWS, spare.origin[1] // 8))
+        if plan is None or file_version(path) != plan.base_version:
+            return None
+        return plan
 
     def verify(self, model: str) -> bool:
         """Whether the file of ``model`` is whole, the matrix's CRC included (reads all of
@@ -202,7 +275,7 @@ class VectorFiles:
         except OSError:
             return
         for entry in entries:
-            if entry.name.endswith(SUFFIX):
+            if entry.name.endswith((SUFFIX, TAIL_SUFFIX)):
                 with contextlib.suppress(OSError):
                     entry.unlink()
 
@@ -211,11 +284,14 @@ class _Rows:
     """The matrix section: each row of the ``(dim, n)`` matrix without the dead columns, made
     contiguous one at a time, so writing never copies the whole matrix (a cache that grew in
     place is a strided view of a larger array; one with dead rows would need a copy without
-    them)."""
+    them). Each row is followed by ``pad`` zeros in the file (its spare columns)."""
 
-    def __init__(self, columns: npt.NDArray[np.float32], keep: npt.NDArray[np.bool_] | None):
+    def __init__(
+        self, columns: npt.NDArray[np.float32], keep: npt.NDArray[np.bool_] | None, pad: int
+    ):
         self.columns = columns
         self.keep = keep
+        self.zeros = bytes(4 * pad)
 
     def __iter__(self) -> Iterator[npt.NDArray[np.float32]]:
         for row in self.columns:
@@ -223,7 +299,7 @@ class _Rows:
             yield np.ascontiguousarray(picked, dtype=np.float32)
 
 
-def _encode(vectors: ModelVectors) -> list[bytes | memoryview | _Rows] | None:
+def _encode(vectors: ModelVectors, quantised_max: int) -> list[bytes | memoryview | _Rows] | None:
     """The file's parts (the dead rows left out), or None when the vectors cannot round-trip
     exactly through the format (an id or scope that is not text, an id that holds a NUL)."""
     dead = vectors.dead
@@ -237,8 +313,9 @@ def _encode(vectors: ModelVectors) -> list[bytes | memoryview | _Rows] | None:
     if not all(isinstance(part, str) for scope in vectors.scopes for part in scope):
         return None
     n, dim = len(ids), vectors.dim
-    rows = _Rows(vectors.columns, keep)
-    quantised = n <= QUANTISED_MAX_ROWS
+    capacity = n + headroom(n)
+    rows = _Rows(vectors.columns, keep, capacity - n)
+    quantised = n <= quantised_max
     columns_crc, scales, levels = _checksum_and_quantise(rows, dim, n, quantised)
     scope_codes = vectors.scope_codes if keep is None else vectors.scope_codes[keep]
     flags = vectors.archived if keep is None else vectors.archived[keep]
@@ -257,9 +334,10 @@ def _encode(vectors: ModelVectors) -> list[bytes | memoryview | _Rows] | None:
             "version": vectors.version,
             "dim": dim,
             "n": n,
+            "capacity": capacity,
             "byteorder": sys.byteorder,
             "scopes": [list(scope) for scope in vectors.scopes],
-            "sections": sections(dim, n, len(id_bytes), quantised),
+            "sections": sections(dim, n, len(id_bytes), quantised, capacity),
             "quantised": quantised,
             "columns_crc32": columns_crc,
             "levels_crc32": zlib.crc32(levels),
@@ -291,17 +369,17 @@ def _encode(vectors: ModelVectors) -> list[bytes | memoryview | _Rows] | None:
 
 
 def _checksum_and_quantise(
-    rows: Iterable[npt.NDArray[np.float32]], dim: int, n: int, quantised: bool
+    rows: _Rows, dim: int, n: int, quantised: bool
 ) -> tuple[int, bytes, bytes]:
-    """One pass over the rows: the matrix's CRC and, when ``quantised``, its ``(scales,
-    levels)``: per row a step ``max |x| / 127`` (float32) and each component as
-    ``128 + round(x / step)`` (uint8), so that ``|x - step * (level - 128)| <= step / 2``. A row
-    of zeros has step 0 and level 128."""
+    """One pass over the rows: the matrix section's CRC (spare columns included) and, when
+    ``quantised``, its ``(scales, levels)``: per row a step ``max |x| / 127`` (float32) and each
+    component as ``128 + round(x / step)`` (uint8), so that ``|x - step * (level - 128)| <=
+    step / 2``. A row of zeros has step 0 and level 128."""
     crc = 0
     scales = np.zeros(dim if quantised else 0, dtype=np.float32)
     levels = np.full((dim, n) if quantised else (0, 0), LEVEL_ZERO, dtype=np.uint8)
     for j, row in enumerate(rows):
-        crc = zlib.crc32(row.data.cast("B"), crc)
+        crc = zlib.crc32(rows.zeros, zlib.crc32(row.data.cast("B"), crc))
         if not quantised:
             continue
         step = np.float32(float(np.abs(row).max(initial=0.0)) / LEVEL_SPAN)
@@ -315,11 +393,12 @@ def _checksum_and_quantise(
     return crc, scales.tobytes(), levels.tobytes()
 
 
-def _read(path: Path, model: str, version: int | None) -> ModelVectors | None:
+def _read(path: Path, model: str) -> ModelVectors:
     with open(path, "rb") as file:
         if os.fstat(file.fileno()).st_size == 0:
             raise ValueError("an empty file")
-        mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+        # Private: appending to the spare columns copies those pages, the file never changes.
+        mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_COPY)
     view = memoryview(mapped)
     try:
         layout = Layout.of(view)
@@ -327,15 +406,13 @@ def _read(path: Path, model: str, version: int | None) -> ModelVectors | None:
         saved = header.get("version")
         if not isinstance(saved, int) or saved <= 0:
             raise ValueError("no version")
-        if version is not None and saved != version:
-            return None  # stale: a write since, or another database: rebuild, quietly
         if header.get("model") != model or header.get("byteorder") != sys.byteorder:
             raise ValueError("another model or byte order")
-        dim, n, at = layout.dim, layout.n, layout.at
+        dim, n, capacity, at = layout.dim, layout.n, layout.capacity, layout.at
         scopes = tuple((user, agent) for user, agent in header["scopes"])
         if not all(isinstance(part, str) for scope in scopes for part in scope):
             raise ValueError("a scope that is not two strings")
-        columns = np.frombuffer(mapped, dtype=np.float32, count=dim * n, offset=at["columns"])
+        matrix = np.frombuffer(mapped, np.float32, dim * capacity, at["columns"])
         codes = np.frombuffer(mapped, dtype=np.int32, count=n, offset=at["scope_codes"])
         ends = np.frombuffer(mapped, dtype=np.uint32, count=n, offset=at["id_ends"])
         archived = np.frombuffer(mapped, dtype=np.bool_, count=n, offset=at["archived"])
@@ -349,11 +426,12 @@ def _read(path: Path, model: str, version: int | None) -> ModelVectors | None:
         version=saved,
         dim=dim,
         ids=ids,
-        columns=columns.reshape(dim, n),
+        columns=matrix.reshape(dim, capacity)[:, :n],
         scope_codes=codes,
         scopes=scopes,
         archived=archived,
         loaded_from="file",
+        spare=Spare(matrix.reshape(dim, capacity), n, origin=(saved, n)),
     )
 
 
@@ -362,7 +440,7 @@ def _make_dir(directory: Path) -> None:
         directory.mkdir(mode=OWNER_ONLY_DIR, exist_ok=True)
 
 
-def _write_atomically(path: Path, parts: list[bytes | memoryview | _Rows]) -> None:
+def _write_atomically(path: Path, parts: Sequence[bytes | memoryview | _Rows]) -> None:
     """Write ``parts`` to a temporary file, sync it, and rename it to ``path``."""
     import secrets
 
@@ -374,6 +452,7 @@ def _write_atomically(path: Path, parts: list[bytes | memoryview | _Rows]) -> No
                 if isinstance(part, _Rows):
                     for row in part:
                         file.write(row.data.cast("B"))
+                        file.write(part.zeros)
                 else:
                     file.write(part)
             file.flush()

@@ -2,10 +2,11 @@
 
 Both readers use it: :mod:`.vector_file` maps the arrays into numpy, and :mod:`.vector_lite`
 searches the file with the standard library alone (a hook's fresh process, which should not
-pay for importing numpy). Format 2::
+pay for importing numpy). Format 3::
 
     b"KIOKUVEC" | u64 header length | header (UTF-8 JSON) | zero padding to 64 bytes
-    | columns: float32, (dim, n), C order      -- the normalised vectors, transposed
+    | columns: float32, (dim, capacity), C order  -- the normalised vectors, transposed: the
+                                                 first n columns; the rest zeros
     | scales: float32, dim                     -- the step of each row of ``levels``
     | scope codes: int32, n
     | id ends: uint32, n                       -- where each id ends in ``ids``
@@ -13,6 +14,11 @@ pay for importing numpy). Format 2::
     | levels: uint8, (dim, n)                  -- the columns quantised: 128 + round(x / step)
     | ids: UTF-8, joined by NUL
     | u32 CRC-32 of the header, scales, codes, id ends, archived flags and ids
+
+The columns have room for ``capacity - n`` more vectors (the header's ``capacity``), so a
+process that maps the file privately can append the vectors of later writes in place without
+copying the matrix, and a later change is saved as a small tail file beside it
+(:mod:`.vector_tail`) instead of a new matrix.
 
 The header length and the CRC are little-endian; the arrays are in the writer's byte order,
 which the header names (a reader of the other order rebuilds). Every 4-byte array starts at a
@@ -34,7 +40,7 @@ from kioku.digests import blake2b
 __all__ = ["FORMAT_VERSION", "QUANTISED_MAX_ROWS", "SUFFIX", "Layout", "cache_dir", "file_name"]
 
 #: Bumped whenever the layout changes; files of another format are rebuilt.
-FORMAT_VERSION: Final = 2
+FORMAT_VERSION: Final = 3
 #: The name of a cache file is a hash of its model plus this suffix.
 SUFFIX: Final = ".vec"
 MAGIC: Final = b"KIOKUVEC"
@@ -66,10 +72,10 @@ def file_name(model: str) -> str:
     return f"{digest}{SUFFIX}"
 
 
-def sections(dim: int, n: int, ids: int, quantised: bool) -> dict[str, int]:
+def sections(dim: int, n: int, ids: int, quantised: bool, capacity: int) -> dict[str, int]:
     """The size in bytes of every section, in file order."""
     return {
-        "columns": 4 * dim * n,
+        "columns": 4 * dim * capacity,
         "scales": 4 * dim if quantised else 0,
         "scope_codes": 4 * n,
         "id_ends": 4 * n,
@@ -97,6 +103,11 @@ class Layout:
     def n(self) -> int:
         return positive(self.header, "n")
 
+    @property
+    def capacity(self) -> int:
+        """Columns in each row of the matrix (at least ``n``)."""
+        return positive(self.header, "capacity")
+
     def span(self, section: str) -> tuple[int, int]:
         """``(start, end)`` of a section."""
         names = list(self.at)
@@ -119,13 +130,16 @@ class Layout:
         offset = head_end + length
         offset += -offset % ALIGN
         dim, n = positive(header, "dim"), positive(header, "n")
+        capacity = positive(header, "capacity")
+        if capacity < n:
+            raise ValueError(f"a capacity of {capacity} below {n} vectors")
         found = header.get("sections")
         quantised = header.get("quantised")
         if not isinstance(found, dict) or not isinstance(found.get("ids"), int):
             raise ValueError("no section sizes")
         if not isinstance(quantised, bool):
             raise ValueError("no quantised flag")
-        expected = sections(dim, n, found["ids"], quantised)
+        expected = sections(dim, n, found["ids"], quantised, capacity)
         if found != expected or found["ids"] < 0:
             raise ValueError("section sizes do not match dim and n")
         at: dict[str, int] = {}

@@ -135,8 +135,9 @@ def _search(
         scales = view[at["scales"] : at["scope_codes"]].cast("f")
         levels = view[at["levels"] : at["ids"]]
         rows = _screen(levels, scales, terms, n, keep, limit)
+    stride = layout.capacity  # each row of the matrix has room for more vectors
     scored = [
-        (math.fsum([value * columns[j * n + row] for j, value in terms]), row) for row in rows
+        (math.fsum([value * columns[j * stride + row] for j, value in terms]), row) for row in rows
     ]
     ends = view[at["id_ends"] : at["archived"]].cast("I")
     ids = view[at["ids"] : at["end"]]

@@ -56,6 +56,8 @@ MAX_SHARE: Final = 0.2
 MIN_ROWS: Final = 256
 #: Ids read back per query (below SQLite's limit on bound parameters).
 _CHUNK: Final = 500
+#: Changed ids looked up one by one in a file's undecoded ids, rather than indexing them all.
+_LOOKUPS: Final = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,10 +160,14 @@ def _applied(
     spare = base.spare
     if spare is not None and spare.used == base.size:
         # The longest cache on its matrix: find the rows by id (the live row of a memory,
-        # if any, is always its last; the others are dead).
-        if spare.rows is None:
-            spare.rows = dict(zip(base.ids.tolist(), range(base.size), strict=True))
-        found = (spare.rows.get(memory_id) for memory_id in changed)
+        # if any, is always its last; the others are dead). A few ids are looked up in a
+        # mapped file's ids as they are; more make an index of them once.
+        if spare.rows is None and base.ids.undecoded and len(changed) <= _LOOKUPS:
+            found = (base.ids.last_row(memory_id) for memory_id in changed)
+        else:
+            if spare.rows is None:
+                spare.rows = dict(zip(base.ids.tolist(), range(base.size), strict=True))
+            found = (spare.rows.get(memory_id) for memory_id in changed)
         dropped = [row for row in found if row is not None and (dead is None or not dead[row])]
     else:
         dropped = [

@@ -76,16 +76,17 @@ FilterKey = tuple[str | None, str | None, bool | None]
 
 class IdColumn:
     """The ids of a cache's rows, by row: a list, or (from the cache file) the ids' UTF-8 joined
-    by NUL with where each ends, decoded one at a time. A search needs the ids of a few hundred
-    rows at most; decoding all of them up front would cost a hook's fresh process several
-    milliseconds."""
+    by NUL with where each ends, decoded one at a time, and any ids appended after them. A
+    search needs the ids of a few hundred rows at most; decoding all of them up front would
+    cost a hook's fresh process several milliseconds (a second at a million rows)."""
 
-    __slots__ = ("_ends", "_joined", "_list")
+    __slots__ = ("_ends", "_joined", "_list", "_more")
 
     def __init__(self, ids: Sequence[str]) -> None:
         self._list: list[str] | None = list(ids)
         self._joined = b""
         self._ends: npt.NDArray[np.uint32] = np.zeros(0, dtype=np.uint32)
+        self._more: list[str] = []
 
     @classmethod
     def joined(cls, joined: bytes, ends: npt.NDArray[np.uint32]) -> IdColumn:
@@ -106,11 +107,16 @@ class IdColumn:
         return column
 
     def __len__(self) -> int:
-        return len(self._list) if self._list is not None else int(self._ends.size)
+        if self._list is not None:
+            return len(self._list)
+        return int(self._ends.size) + len(self._more)
 
     def __getitem__(self, row: int) -> str:
         if self._list is not None:
             return self._list[row]
+        size = int(self._ends.size)
+        if row >= size:
+            return self._more[row - size]
         start = int(self._ends[row - 1]) + 1 if row else 0
         return self._joined[start : int(self._ends[row])].decode("utf-8")
 
@@ -119,15 +125,47 @@ class IdColumn:
 
     def tolist(self) -> list[str]:
         if self._list is None:
-            self._list = self._joined.decode("utf-8").split("\x00")
+            self._list = self._joined.decode("utf-8").split("\x00") + self._more
         return list(self._list)
 
+    @property
+    def undecoded(self) -> bool:
+        """Whether the ids are still the joined UTF-8 of a file (see :meth:`last_row`)."""
+        return self._list is None
+
+    def last_row(self, memory_id: str) -> int | None:
+        """The last row holding ``memory_id`` (None: none), found in the joined ids without
+        decoding them (about 10 ms at a million ids, against a second to decode them all and
+        index them); on a decoded column, a scan from the end."""
+        if self._list is not None:
+            for row in range(len(self._list) - 1, -1, -1):
+                if self._list[row] == memory_id:
+                    return row
+            return None
+        size = int(self._ends.size)
+        for row in range(len(self._more) - 1, -1, -1):
+            if self._more[row] == memory_id:
+                return size + row
+        wanted = memory_id.encode("utf-8")
+        joined = self._joined
+        if joined.endswith(b"\x00" + wanted) or joined == wanted:
+            return size - 1
+        at = joined.rfind(b"\x00" + wanted + b"\x00")
+        if at >= 0:
+            end = at + 1 + len(wanted)
+            row = int(np.searchsorted(self._ends, end))
+            return row if row < size and int(self._ends[row]) == end else None
+        return 0 if joined.startswith(wanted + b"\x00") else None
+
     def plus(self, ids: Sequence[str]) -> IdColumn:
-        """These ids, then ``ids`` (a new column)."""
-        if self._list is None:
-            self._list = self._joined.decode("utf-8").split("\x00")
+        """These ids, then ``ids`` (a new column; the joined ones stay undecoded)."""
         column = IdColumn(())
-        column._list = self._list + list(ids)
+        if self._list is None:
+            column._list = None
+            column._joined, column._ends = self._joined, self._ends
+            column._more = self._more + list(ids)
+        else:
+            column._list = self._list + list(ids)
         return column
 
 
@@ -136,13 +174,18 @@ class Spare:
     longest cache made on it, and only a cache of that length may write the next columns
     (which no cache made on it reads), so none of them ever sees a change."""
 
-    __slots__ = ("array", "rows", "used")
+    __slots__ = ("array", "origin", "rows", "used")
 
-    def __init__(self, array: FloatMatrix, used: int) -> None:
+    def __init__(
+        self, array: FloatMatrix, used: int, origin: tuple[int, int] | None = None
+    ) -> None:
         self.array = array
         self.used = used
         #: id -> its last row in ``array[:, :used]`` (made when first needed)
         self.rows: dict[str, int] | None = None
+        #: ``(version, rows)`` of the cache file ``array`` is a private mapping of (None: an
+        #: array in memory); see :mod:`.vector_tail`
+        self.origin = origin
 
 
 @dataclass(frozen=True, slots=True, eq=False)
