@@ -314,3 +314,110 @@ def test_arbitrary_text_never_raises(text: str) -> None:
 @given(st.lists(_PIECES, max_size=40).map("".join))
 def test_pattern_like_text_never_raises_and_keeps_evidence_verbatim(text: str) -> None:
     _check(text)
+
+
+# -- the English scanner's gates: the same claims as trying every rule on every sentence --------
+
+_CUE_WORDS = (
+    "I i I'm i'm Im im I've ive I’m İ ı my My MY we We me call Call fan of life is are turned "
+    "just love like hate don't do not prefer really a an the big huge into obsessed with "
+    "favorite fave song band live in from originally moved to grew up born work at as nurse "
+    "teacher Google Tokyo Ohio name Sam Rex dog cat named have got two kids wife allergic "
+    "peanuts allergy vegan speak Spanish fluent native hi hello hey there 30 years old birthday "
+    "March adopted married engaged if would used she says that it you your and but lol too"
+).split()
+_SEPARATORS = (" ", "  ", "\n", ", ", ". ", "! ", "? ", "; ", "'s ", "-", "\t", "。", ' "')
+#: Statements the rules are written for, to be cut, joined and surrounded by other words.
+_CLAIMS = (
+    "I love hiking",
+    "i really like jazz",
+    "I hate mornings",
+    "I don't like olives",
+    "I prefer tea over coffee",
+    "I'm a huge fan of Queen",
+    "not a fan of horror",
+    "I'm a big Lakers fan",
+    "my favorite band is Queen",
+    "Pizza is my favorite",
+    "Music is life",
+    "my name is Sam Lee",
+    "call me Sam",
+    "Hi, I'm Sam",
+    "I live in Tokyo",
+    "I'm based in Ohio",
+    "we live in Ohio",
+    "I moved to Berlin",
+    "I'm originally from Spain",
+    "I grew up in Lagos",
+    "I was born in 1990",
+    "I work at Google",
+    "I work as a nurse at the clinic",
+    "I'm a teacher",
+    "I'm 30 years old",
+    "I just turned 30",
+    "just turned 40",
+    "my birthday is March 3",
+    "I'm allergic to peanuts",
+    "I have a nut allergy",
+    "I'm vegan",
+    "I speak Spanish and French",
+    "my native language is Hindi",
+    "I have two kids and a dog named Rex",
+    "I've got three cats",
+    "I adopted a puppy",
+    "my wife",
+    "my dog Rex",
+    "I'm married",
+)
+_CUE_TEXT = st.lists(
+    st.one_of(
+        st.sampled_from(_CLAIMS),
+        st.sampled_from(_CLAIMS).map(str.lower),
+        st.sampled_from(_CUE_WORDS),
+        st.sampled_from(_SEPARATORS),
+    ),
+    max_size=40,
+).map("".join)
+
+
+def _scans(text: str) -> tuple[list[object], list[object]]:
+    from kioku.core.profiles.extract import prepare
+    from kioku.core.profiles.extract_en import scan
+
+    prepared = prepare(text)
+    return list(scan(prepared)), list(scan(prepared, gates=False))
+
+
+@settings(max_examples=400, deadline=None)
+@given(_CUE_TEXT)
+def test_gated_scan_finds_what_trying_every_rule_finds(text: str) -> None:
+    gated, every_rule = _scans(text)
+    assert gated == every_rule
+
+
+def test_gated_scan_matches_every_rule_on_the_labelled_set() -> None:
+    rows = [json.loads(line) for line in DATA.read_text(encoding="utf-8").splitlines() if line]
+    found = 0
+    for row in rows:
+        gated, every_rule = _scans(row["text"])
+        assert gated == every_rule, row["text"]
+        found += len(gated)
+    assert found > 50  # the set has claims for the gates to keep
+
+
+def test_only_patterns_that_start_with_the_word_are_gated() -> None:
+    from kioku.core.profiles.extract_en import _RULES, _alternatives, _gate
+
+    assert _gate(r"\bi\s+(?:love|like)\s+") == 0
+    assert _gate(r"\bmy\s+name\s+is\s+") == 2
+    assert _gate(r"\bi\s+speak\s+|\bmy\s+native\s+language\s+is\s+") == -1
+    assert _gate(r"(?:\s+is|'s)\s+my\s+fav") == -1
+    assert _alternatives(r"a|b")
+    assert _alternatives(r"(?:a)|b")
+    assert not _alternatives(r"(?:a|b)c")
+    assert not _alternatives(r"[|]a")
+    assert not _alternatives(r"a\|b")
+    assert not _alternatives(r"[]|]a")
+    assert not _alternatives(r"[^]|]a")
+    gated = [rule for rule in _RULES if rule[5] >= 0]
+    assert 20 <= len(gated) < len(_RULES)

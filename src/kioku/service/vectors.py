@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from kioku.core.model import Embedding
 from kioku.errors import KiokuError
+from kioku.ports.embedder import TextEmbedder
 from kioku.ports.store import MemoryPatch
 from kioku.service.engine import warn
 from kioku.service.scope import scoped
@@ -40,8 +41,13 @@ def embed_memory(engine: Engine, memory: Memory) -> Memory:
     if memory.embedding is not None:
         return memory
     embedder = engine.embedder
-    vector = embedder.embed([f"{memory.trigger}\n{memory.content}"])[0]
-    return replace(memory, embedding=Embedding(embedder.model_id, tuple(vector.tolist())))
+    text = f"{memory.trigger}\n{memory.content}"
+    if isinstance(embedder, TextEmbedder):
+        # The same numbers as embed([text])[0], without building a numpy matrix of one row.
+        vector = tuple(embedder.embed_one(text))
+    else:
+        vector = tuple(embedder.embed([text])[0].tolist())
+    return replace(memory, embedding=Embedding(embedder.model_id, vector))
 
 
 def note_vector_model(engine: Engine, memory: Memory) -> None:

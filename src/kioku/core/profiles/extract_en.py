@@ -100,10 +100,52 @@ def _expand(pattern: str) -> str:
     return pattern.replace("{END}", _END)
 
 
+#: Every rule's match holds one of these: "I" (before a space, "'", "m " or "ve"), "my", "we",
+#: "me" ("call me"), "fan of", "life" ("... is life") or "turned" ("just turned 30"). A sentence
+#: without any is not read further.
+_ANY: Final = re.compile(r"\bi(?:\s|'|m\s|ve)|\b(?:my|we|me)\s|fan\s+of|\blife\b|turned", _X)
+#: What every match of a pattern starting so holds: a quick search that rules the pattern out
+#: of a sentence without it (most sentences say neither "I", "I'm" nor "my").
+_GATES: Final = (
+    (r"\bi\s+", re.compile(r"\bi\s", _X)),
+    (r"\bi(?:'m|\s+am|m)\s+", re.compile(r"\bi(?:'m|\s+am|m\s)", _X)),
+    (r"\bmy\s+", re.compile(r"\bmy\s", _X)),
+)
+
+
+def _alternatives(pattern: str) -> bool:
+    """Whether ``pattern`` has a ``|`` outside any group (its start says nothing then)."""
+    depth, escaped, in_class, first = 0, False, False, 0
+    for i, char in enumerate(pattern):
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]" or i == first  # "]" first in a set is one of its characters
+        elif char == "[":
+            in_class = True
+            first = i + 2 if pattern.startswith("^", i + 1) else i + 1
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+        elif char == "|" and depth == 0:
+            return True
+    return False
+
+
+def _gate(pattern: str) -> int:
+    """The index in :data:`_GATES` of the search a sentence must pass for ``pattern`` to match
+    in it, or -1 (always try it)."""
+    if _alternatives(pattern):
+        return -1
+    return next((i for i, (start, _) in enumerate(_GATES) if pattern.startswith(start)), -1)
+
+
 _RULES: Final = tuple(
-    (rule[0], parts[1], int(parts[2]), float(parts[3]), re.compile(_expand(parts[4]), _X))
+    (rule[0], parts[1], int(parts[2]), float(parts[3]), re.compile(source, _X), _gate(source))
     for rule in re.split(r"\n(?! )", _TABLE.strip())
     for parts in [re.sub(r"\n\s+", "", rule).split(maxsplit=4)]
+    for source in [_expand(parts[4])]
 )
 
 _TAG = re.compile(
@@ -374,15 +416,27 @@ def _fact(body: str, m: re.Match[str], key: str, cased: bool) -> Iterator[tuple[
             yield also[0], also[1]
 
 
-def scan(text: str) -> list[Found]:
-    """The English claims in ``text`` (already prepared: capped, quotes blanked out)."""
+def scan(text: str, *, gates: bool = True) -> list[Found]:
+    """The English claims in ``text`` (already prepared: capped, quotes blanked out).
+
+    A sentence is read only when it has a word some rule needs (:data:`_ANY`), and a rule whose
+    pattern starts with "I", "I'm" or "my" only on a sentence that has it; ``gates=False``
+    tries every rule on every sentence: the same claims, slower.
+    """
     found: list[Found] = []
     for start, end in sentences(text):
         body = _statement(text[start:end])
         if body is None or not re.search(r"[a-z]", body, _X):
             continue
-        cased = _cased(body)
-        for kind, key, polarity, confidence, pattern in _RULES:
+        passed: list[bool] = []
+        if gates:
+            if not _ANY.search(body):
+                continue
+            passed = [search.search(body) is not None for _, search in _GATES]
+        cased: bool | None = None  # read when a fact rule matches
+        for kind, key, polarity, confidence, pattern, gate in _RULES:
+            if passed and gate >= 0 and not passed[gate]:
+                continue
             for m in pattern.finditer(body):
                 if _blocked(body[max(0, m.start() - _CONTEXT) : m.start()]):
                     continue
@@ -393,6 +447,8 @@ def scan(text: str) -> list[Found]:
                         first, last = start + min(a, m.start()), start + max(b, m.end())
                         found.append(("preference", "", body[a:b], pol, first, last, confidence))
                     continue
+                if cased is None:
+                    cased = _cased(body)
                 for fact, (a, b) in _fact(body, m, key, cased):
                     first = start + min(a, m.start())
                     found.append(("fact", fact, body[a:b], 0, first, start + b, confidence))

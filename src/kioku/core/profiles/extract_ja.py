@@ -26,6 +26,8 @@ from kioku.core.profiles.extract import Found, sentences
 
 __all__ = ["scan"]
 
+#: A sentence without kana or kanji is not read.
+_KANA_KANJI: Final = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 _STRONG: Final = r"[\u4e00-\u9fff\u3005\u30f6\u30a1-\u30fa\u30fc\u30fbA-Za-z0-9０-９Ａ-Ｚａ-ｚ]"
 _IS_STRONG = re.compile(_STRONG)
 #: How many characters before a match are read to judge whose statement it is.
@@ -341,9 +343,11 @@ def _facts(s: str, who: _Subjects) -> Iterator[tuple[str, int, int, int, float]]
 def scan(text: str) -> list[Found]:
     """The Japanese claims in ``text`` (already prepared: capped, quotes blanked out)."""
     found: list[Found] = []
+    if not _KANA_KANJI.search(text):
+        return found  # no sentence of it would be read
     for start, end in sentences(text):
         s = _statement(text[start:end])
-        if s is None or not re.search(r"[\u3040-\u30ff\u4e00-\u9fff]", s):
+        if s is None or not _KANA_KANJI.search(s):
             continue
         who = _Subjects(s)
         for a, b, stop, polarity, confidence in _preferences(s, who):

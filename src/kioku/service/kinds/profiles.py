@@ -115,14 +115,18 @@ def learn_from_turn(
     text = episode.trigger if text is None else text
     if claims is None:
         claims = _claims(engine, text, person)
-    known = profiles(engine)
+    mentioned = []
+    for memory in profiles(engine):
+        details = memory.details
+        assert isinstance(details, ProfileDetails)
+        if details.person.casefold() != person.casefold() and _names(details, text):
+            mentioned.append((memory, details))
+    if not mentioned and not claims:
+        return None  # nothing to write
     written: Memory | None = None
     with engine.store.atomic():
-        for memory in known:
-            details = memory.details
-            assert isinstance(details, ProfileDetails)
-            if details.person.casefold() != person.casefold() and _names(details, text):
-                _save(engine, memory, details.person, count_mention(details, person))
+        for memory, details in mentioned:
+            _save(engine, memory, details.person, count_mention(details, person))
         if claims:
             own = find_profile(engine, person)
             details = (

@@ -140,11 +140,12 @@ def prepare_turn(
         source_ids=sources,
         source_timestamps=stamps,
     )
-    memory = _built(engine, draft, now)
+    # Built with its id in the engine's scope and validated: only its vector is missing.
+    memory = embed_memory(engine, _built(engine, draft, now))
     from kioku.service.kinds.profiles import claims_of
 
     return PreparedTurn(
-        _prepared(engine, memory, generated_id=True),
+        memory,
         analysis,
         session_id,
         user,
@@ -267,7 +268,8 @@ def _prepared(engine: Engine, memory: Memory, *, generated_id: bool) -> Memory:
 
     if generated_id and not memory.id:
         memory = replace(memory, id=make_memory_id(memory.created, secrets.token_hex(4)))
-    memory = replace(memory, user_id=engine.user_id, agent_id=engine.agent_id)
+    if (memory.user_id, memory.agent_id) != (engine.user_id, engine.agent_id):
+        memory = replace(memory, user_id=engine.user_id, agent_id=engine.agent_id)
     validate_memory(memory, engine.config.categories)
     return embed_memory(engine, memory)
 

@@ -14,6 +14,7 @@ import sys
 from array import array
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime, tzinfo
+from functools import lru_cache
 from typing import Final
 
 from kioku.core.kinds import Details
@@ -82,6 +83,8 @@ ACCESS_COLUMNS: Final = ("last_access_utc", "low_since_utc")
 #: Every stored column of a memory, in the order :func:`encode_row` produces values.
 STORED_COLUMNS: Final = MEMORY_COLUMNS + ACCESS_COLUMNS
 
+#: Parsed details kept for texts read again (see :func:`_parsed_details`).
+_DETAILS_CACHE: Final = 128
 _FLOAT32: Final = "f"
 _BIG_ENDIAN: Final = sys.byteorder == "big"
 if array(_FLOAT32).itemsize != 4:  # pragma: no cover - every supported platform has 4
@@ -112,7 +115,7 @@ def encode_instant(moment: datetime | None, field: str = "timestamp") -> float |
 
 
 def encode_text_list(values: Sequence[str]) -> str:
-    return json.dumps(list(values), ensure_ascii=False)
+    return json.dumps(list(values), ensure_ascii=False) if values else "[]"
 
 
 def encode_embedding(embedding: Embedding | None) -> tuple[bytes | None, str | None, int | None]:
@@ -321,7 +324,17 @@ def _instant(value: object, memory_id: str, field: str) -> datetime | None:
 
 
 def _details(kind: Kind, text: object, memory_id: str) -> Details | None:
+    if text is None or text == "":
+        return None
     try:
-        return details_from_json(kind, None if text is None else str(text))
+        return _parsed_details(kind, str(text))
     except ValidationError as exc:
         raise _unreadable(memory_id, "details", str(exc)) from exc
+
+
+@lru_cache(maxsize=_DETAILS_CACHE)
+def _parsed_details(kind: Kind, text: str) -> Details | None:
+    """Details are immutable (frozen records of tuples), so one parse serves every read of the
+    same text: a profile or knowledge item read again and again (every remembered turn lists
+    the profiles) is parsed once while it stays unchanged."""
+    return details_from_json(kind, text)

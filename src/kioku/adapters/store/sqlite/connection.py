@@ -220,6 +220,9 @@ def connect(path: Path, busy_timeout_ms: int) -> sqlite3.Connection:
                     conn.execute("PRAGMA secure_delete = ON")
                     _enable_wal(conn, path)
                     conn.execute("PRAGMA synchronous = NORMAL")
+                    # Statement journals of savepoints (every remembered turn nests a few)
+                    # stay in memory instead of going to a temporary file.
+                    conn.execute("PRAGMA temp_store = MEMORY")
             except BaseException:
                 conn.close()
                 raise

@@ -1,8 +1,9 @@
 """The SQLite Store adapter: kioku's default, embedded, single-file store.
 
 One connection per store, in autocommit mode, shared by threads under a re-entrant lock.
-Writes run in ``BEGIN IMMEDIATE`` transactions (nested levels become savepoints), so a
-failing statement rolls the whole operation back and other processes wait their turn. The
+Writes run in ``BEGIN IMMEDIATE`` transactions (nested levels become savepoints; see
+:mod:`.transactions`), so a failing statement rolls the whole operation back and other
+processes wait their turn. The
 lexical index (:mod:`.search`) and the vector-cache version (:mod:`.vectors`) change in the
 same transaction as the memories they describe. The vectors of a model are cached in process
 and, for the next process, in a file beside the database (:mod:`.vector_file`): written after
@@ -23,7 +24,7 @@ import sqlite3
 import sys
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -45,6 +46,7 @@ from kioku.adapters.store.sqlite.queries import (
 from kioku.adapters.store.sqlite.store_consolidation import ConsolidationPart
 from kioku.adapters.store.sqlite.store_keys import KeysPart
 from kioku.adapters.store.sqlite.store_kinds import KindsPart, search_scope
+from kioku.adapters.store.sqlite.transactions import TransactionsPart
 from kioku.adapters.store.sqlite.vector_layout import cache_dir, file_name
 from kioku.adapters.store.sqlite.vector_version import embedding_models, read_version
 from kioku.core.model import Memory
@@ -79,9 +81,13 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_BUSY_TIMEOUT_MS", "SqliteStore", "open_sqlite_store"]
 
 DEFAULT_BUSY_TIMEOUT_MS: Final = 30_000
+_SET_STATE: Final = (
+    "INSERT INTO state (key, value) VALUES (?, ?) "
+    "ON CONFLICT (key) DO UPDATE SET value = excluded.value"
+)
 
 
-class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
+class SqliteStore(TransactionsPart, KindsPart, ConsolidationPart, KeysPart):
     """A :class:`~kioku.ports.store.Store` kept in one SQLite file (WAL mode)."""
 
     def __init__(self, path: Path, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
@@ -152,109 +158,6 @@ class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
     def __repr__(self) -> str:
         return f"SqliteStore({str(self._path)!r})"
 
-    # -- transactions ------------------------------------------------------------------
-
-    def _connection(self) -> sqlite3.Connection:
-        if self._conn is None:
-            raise StoreError(f"the store {self._path} is closed", hint="open it again")
-        return self._conn
-
-    @contextmanager
-    def atomic(self) -> Iterator[None]:
-        """One transaction for everything inside; re-entrant.
-
-        The outermost level takes the write lock (``BEGIN IMMEDIATE``) and commits at the
-        end or rolls back on an exception. Inner levels are savepoints: an exception that
-        leaves an inner level undoes only that level. Other threads wait until it ends.
-        """
-        with self._lock:
-            conn = self._connection()
-            depth = self._depth
-            savepoint = f"kioku_{depth}"
-            with translating(self._path):
-                conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT {savepoint}")
-            if depth == 0:
-                self._pending = []
-            self._depth = depth + 1
-            try:
-                yield
-            except BaseException:
-                self._depth = depth
-                self._undo(conn, depth, savepoint)
-                raise
-            self._depth = depth
-            self._finish(conn, depth, savepoint)
-
-    def _undo(self, conn: sqlite3.Connection, depth: int, savepoint: str) -> None:
-        self._pending = None
-        # Errors while undoing must not hide the error that caused the undo.
-        with suppress(sqlite3.Error):
-            if not conn.in_transaction:
-                return  # SQLite already rolled everything back
-            if depth == 0:
-                conn.execute("ROLLBACK")
-            else:
-                conn.execute(f"ROLLBACK TO {savepoint}")
-                conn.execute(f"RELEASE {savepoint}")
-
-    def _finish(self, conn: sqlite3.Connection, depth: int, savepoint: str) -> None:
-        if not conn.in_transaction:
-            raise StoreError(
-                f"a transaction on {self._path} was rolled back by SQLite after an error",
-                hint="nothing from it was saved; retry the operation",
-            )
-        pending = self._pending if depth == 0 else None
-        committed: int | None = None
-        try:
-            with translating(self._path):
-                committed = read_version(conn) if pending else None
-                conn.execute("COMMIT" if depth == 0 else f"RELEASE {savepoint}")
-                self._commits += depth == 0
-        except StoreError:
-            self._undo(conn, depth, savepoint)
-            raise
-        if pending and committed is not None:
-            from kioku.adapters.store.sqlite.vector_delta import carry
-
-            carry(self._vectors, pending, committed)
-
-    @contextmanager
-    def _writing(self) -> Iterator[sqlite3.Connection]:
-        with self.atomic(), translating(self._path):
-            yield self._connection()
-
-    @contextmanager
-    def reading(self) -> Iterator[None]:
-        """One snapshot for every read inside (see :meth:`_reading`); a vector cache file a
-        search inside has to write is written when it ends, outside any transaction."""
-        with self._lock:
-            outer = self._snapshot
-            self._snapshot = True
-            try:
-                with self._reading():
-                    yield
-            finally:
-                self._snapshot = outer
-            deferred, self._deferred = self._deferred, None
-            if deferred is not None and not outer:
-                self._persist(deferred)
-
-    @contextmanager
-    def _reading(self) -> Iterator[sqlite3.Connection]:
-        """A consistent snapshot for multi-query reads; takes no write lock."""
-        with self._lock:
-            conn = self._connection()
-            with translating(self._path):
-                if conn.in_transaction:
-                    yield conn
-                    return
-                conn.execute("BEGIN")
-                try:
-                    yield conn
-                finally:
-                    with suppress(sqlite3.Error):
-                        conn.execute("ROLLBACK")
-
     # -- writes ------------------------------------------------------------------------
 
     def add(self, memory: Memory) -> None:
@@ -267,7 +170,8 @@ class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
 
         inserts = writes.prepare_inserts(memories)
         with self._writing() as conn:
-            delta = inserts.run(conn)
+            # A cache is only kept at depth 0 under this lock: none now, none at the commit.
+            delta = inserts.run(conn, track=bool(self._vectors))
             if delta is not None and self._pending is not None:
                 self._pending.append(delta)
 
@@ -308,12 +212,14 @@ class SqliteStore(KindsPart, ConsolidationPart, KeysPart):
         return marked
 
     def set_state(self, key: str, value: str) -> None:
-        with self._writing() as conn:
-            conn.execute(
-                "INSERT INTO state (key, value) VALUES (?, ?) "
-                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-                (key, value),
-            )
+        with self._lock:
+            if self._depth == 0:
+                with self._writing() as conn:
+                    conn.execute(_SET_STATE, (key, value))
+                return
+            # One statement inside a transaction is all or nothing by itself: no savepoint.
+            with translating(self._path):
+                self._connection().execute(_SET_STATE, (key, value))
 
     def record_usage(self, usage: Usage) -> None:
         from kioku.adapters.store.sqlite import usage as usage_rows

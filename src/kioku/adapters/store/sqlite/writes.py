@@ -59,8 +59,9 @@ class Inserts:
     values: list[tuple[object, ...]]
     terms: list[tuple[str, str]]
 
-    def run(self, conn: sqlite3.Connection) -> VectorDelta | None:
-        """Insert the memories; what it did to vector search (None: nothing)."""
+    def run(self, conn: sqlite3.Connection, *, track: bool = True) -> VectorDelta | None:
+        """Insert the memories; what it did to vector search (None: nothing, or not
+        ``track``-ed: no cache to carry it to)."""
         rows.refuse_taken_ids(conn, [memory.id for memory in self.memories])
         # A turn erased on purpose is never stored again, whoever asks (see .erasure).
         erasure.refuse_erased(conn, [s for memory in self.memories for s in memory.source_ids])
@@ -73,14 +74,18 @@ class Inserts:
                     hint=_RULES_HINT,
                 ) from exc
         for memory in self.memories:
-            rows.write_relations(conn, memory.id, memory.relations, replace=False)
+            if memory.relations:
+                rows.write_relations(conn, memory.id, memory.relations, replace=False)
         search.put_many(conn, self.terms)
         with_vectors = [memory for memory in self.memories if memory.embedding is not None]
         if not with_vectors:
             return None
+        ids = [memory.id for memory in with_vectors]
+        if not track:
+            vector_version.bump_version(conn, ids)
+            return None
         before = vector_version.read_version(conn)
-        after = vector_version.bump_version(conn, [memory.id for memory in with_vectors])
-        return VectorDelta(before, after, with_vectors)
+        return VectorDelta(before, vector_version.bump_version(conn, ids), with_vectors)
 
 
 def prepare_inserts(memories: Sequence[Memory]) -> Inserts:
