@@ -22,7 +22,7 @@ from .intensity import score_intensity
 from .keywords import Candidate, keywords_en, keywords_ja, rank_keywords
 from .protect import is_protection_request
 from .reader import Reading, read_text, shouting_words
-from .summarize import extract_keywords_pair, gist, shorten, summarize_pair
+from .summarize import extract_keywords_pair, gist_clean, shorten_clean, summarize_pair
 from .tokenize_ja import FugashiSegmenter, ScriptSegmenter, Segmenter, default_segmenter
 from .topics import names_close_one
 
@@ -149,12 +149,13 @@ class OfflineAnalyzer:
         )
 
     def _trigger_content(self, user: Reading, assistant: Reading | None) -> tuple[str, str]:
+        # Readings hold text that has been through clean() already.
         if assistant is not None and assistant.clean:
-            trigger = shorten(user.clean, TRIGGER_LIMIT) if user.clean else NO_USER_TEXT
-            return trigger, shorten(assistant.clean, CONTENT_LIMIT)
+            trigger = shorten_clean(user.clean, TRIGGER_LIMIT) if user.clean else NO_USER_TEXT
+            return trigger, shorten_clean(assistant.clean, CONTENT_LIMIT)
         if not user.clean:
             return EMPTY_TURN, EMPTY_TURN
-        return gist(user.clean), shorten(user.clean, CONTENT_LIMIT)
+        return gist_clean(user.clean), shorten_clean(user.clean, CONTENT_LIMIT)
 
     def _keywords(self, user: Reading, assistant: Reading | None) -> tuple[str, ...]:
         cands = self._candidates(user)

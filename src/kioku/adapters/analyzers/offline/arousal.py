@@ -19,9 +19,13 @@ __all__ = ["score_arousal"]
 BASE: Final = 36
 ACK_BASE: Final = 30
 _EXCLAIM: Final = re.compile(r"!+")
-_QUESTIONS: Final = re.compile(r"\?{2,}|\?!|!\?")
+#: Doubled question marks and interrobangs (what ``\?{2,}|\?!|!\?`` finds).
+_QUESTIONS: Final = ("??", "?!", "!?")
 _ELLIPSIS: Final = re.compile(r"\.{3,}|・{3,}|。{2,}|…")
 _STRETCH: Final = re.compile(r"[ー~]{2,}|([a-z])\1{2,}|っ$|っ!")
+#: Every match of :data:`_ELLIPSIS` contains one of these.
+_ELLIPSIS_CUES: Final = ("...", "・・・", "。。", "…")
+_TRIPLE_LETTER: Final = re.compile(r"([a-z])\1\1")
 _REPEAT_JA: Final = re.compile(r"(.{2,4}?)\1{1,}")
 # Ordinary reduplicated words are not repetition for emphasis.
 _REDUPLICATED: Final = frozenset(
@@ -58,12 +62,21 @@ _REDUPLICATED: Final = frozenset(
 )
 
 
+def _stretched(folded: str) -> bool:
+    """Whether :data:`_STRETCH` matches. In ASCII text only its "~~" and tripled letters can, and
+    these are quicker to look for alone."""
+    if folded.isascii():
+        return "~~" in folded or _TRIPLE_LETTER.search(folded) is not None
+    return _STRETCH.search(folded) is not None
+
+
 def _repetition(folded: str, words: list[Word]) -> int:
     count = 0
     for a, b in itertools.pairwise(words):
-        if a.is_word and a.low == b.low:
+        if a.low == b.low and a.is_word:
             count += 1
-    for m in _REPEAT_JA.finditer(folded):
+    # Only a unit with a kana or kanji counts: ASCII text has none.
+    for m in _REPEAT_JA.finditer(folded) if not folded.isascii() else ():
         unit = m.group(1)
         if any(0x3040 <= ord(c) <= 0x9FFF for c in unit) and unit not in _REDUPLICATED:
             count += 1
@@ -98,18 +111,18 @@ def score_arousal(
         value += min(emotion.strength, 3.5) * 4
         if any(abs(h.score) >= 2.4 and h.arousal >= 1 for h in hits):
             value += 6
-    bangs = _EXCLAIM.findall(folded)
+    bangs = _EXCLAIM.findall(folded) if "!" in folded else []
     if bangs:
         marks = sum(len(b) for b in bangs)
         value += 15 + min(marks - 1, 4) * 6
         if length <= 15:
             value += 6
-    if _QUESTIONS.search(folded):
+    if any(cue in folded for cue in _QUESTIONS):
         value += 10
-    dots = len(_ELLIPSIS.findall(folded))
+    dots = len(_ELLIPSIS.findall(folded)) if any(c in folded for c in _ELLIPSIS_CUES) else 0
     if dots:
         value -= 12 + min(dots - 1, 2) * 4
-    if _STRETCH.search(folded):
+    if _stretched(folded):
         value += 8
     value += min(_repetition(folded, words), 2) * 10
     value += min(_capitals(words, known_words), 3) * 7

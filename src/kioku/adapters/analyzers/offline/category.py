@@ -22,28 +22,29 @@ _EMOTIONAL_INTENSITY: Final = 61
 
 
 def choose_category(topics: TopicScores, intensity: int, strength: float, request: bool) -> str:
-    facts = topics["fact"] + topics["health"]
-    events = topics["life"] + topics["loss"] + topics["trauma"]
-    personal = topics["personal"] + topics["self"] + events + topics["plan"] + facts
-    personal += topics["milestone"] * 0.8
-    work = topics["work"]
-    decision = topics["decision"]
+    topic = topics.scores.get  # topic(name, 0.0) is topics[name]
+    facts = topic("fact", 0.0) + topic("health", 0.0)
+    events = topic("life", 0.0) + topic("loss", 0.0) + topic("trauma", 0.0)
+    personal = topic("personal", 0.0) + topic("self", 0.0) + events + topic("plan", 0.0) + facts
+    personal += topic("milestone", 0.0) * 0.8
+    work = topic("work", 0.0)
+    decision = topic("decision", 0.0)
     if decision >= 1.2 and decision >= personal * 0.5:
         return "decision"
     if decision >= 1 and work < 3 and personal < 1.5:
         return "decision"
-    if topics["loss"] >= 2 or topics["trauma"] >= 2:
+    if topic("loss", 0.0) >= 2 or topic("trauma", 0.0) >= 2:
         return "emotional"
     # A fact about oneself stays personal inside a request ("I'm allergic to nuts, suggest…").
     stated = facts >= 1.5 and facts >= work
     if personal >= 1.2 and personal >= work and (stated or not (request and strength < 1)):
         return "emotional"
-    if topics["story"] >= STORY and not request and work < 1.2 + personal:
+    if topic("story", 0.0) >= STORY and not request and work < 1.2 + personal:
         return "emotional"
     if work >= 1.2:
         return "work"
     if intensity >= _EMOTIONAL_INTENSITY:
         return "emotional"
-    if topics["decision"] >= 1:
+    if topic("decision", 0.0) >= 1:
         return "decision"
     return "casual"

@@ -33,22 +33,35 @@ _REQUEST_JA: Final = re.compile(
     r"|(?:教えて|書いて|作って|直して|調べて|考えて|まとめて|挙げて|訳して|出して|比べて|説明して"
     r"|確認して|手伝って|見て|返して|表示して|追加して)(?![たるいくまもしな])"
 )
-_REQUEST_EN: Final = re.compile(
-    r"^(?:(?:can|could|would|will) you|please|pls|how (?:do|can|to|should|would)"
+#: An English request: one that opens the sentence, or "please" anywhere in it.
+_REQUEST_EN_OPENING: Final = re.compile(
+    r"(?:(?:can|could|would|will) you|please|pls|how (?:do|can|to|should|would)"
     r"|what(?:'s| is| are) the|write|make|create|fix|show|explain|tell me|give me|help me"
     r"|list|translate|summari[sz]e|let me know|add|remove|rename|convert|generate|check)\b"
-    r"|\bplease\b"
 )
+_PLEASE: Final = re.compile(r"\bplease\b")
+#: Both in one pattern (:func:`_request_en` tries them apart, which is quicker).
+_REQUEST_EN: Final = re.compile(f"^{_REQUEST_EN_OPENING.pattern}|{_PLEASE.pattern}")
 #: "write a sad poem", "translate 'I am happy'": the feeling words are the content asked for.
 _CONTENT_REQUEST_EN: Final = re.compile(
     r"^(?:please |pls |(?:can|could|would|will) you (?:please )?)?(?:help me (?:to )?)?"
     r"(?:write|compose|draft|translate"
     r"|rewrite|reword|summari[sz]e|generate|suggest|paraphrase|proofread|make up|come up with)\b"
 )
+#: Every match of :data:`_CONTENT_REQUEST_EN` holds one of these.
+_CONTENT_VERBS: Final = (
+    *("write", "compose", "draft", "translate", "rewrite", "reword", "summari", "generate"),
+    *("suggest", "paraphrase", "proofread", "make up", "come up with"),
+)
 _SENT_EN: Final = re.compile(r"[^.!?\n]+[.!?\n]*")
 _TECH_LATIN: Final = re.compile(
     r"[A-Za-z]+[0-9]+[A-Za-z0-9]*|[a-z]+[A-Z][A-Za-z]+|[A-Z]{2,}[a-z]*s?\b|\w+\.(?:js|py|ts|json|md|"
     r"yml|yaml|toml|sql|go|rs|java|css|html)\b|\b\d{3}\b|`[^`]+`|\w+\(\)|[A-Z][a-z]+[A-Z]\w*"
+)
+#: What every match of :data:`_TECH_LATIN` contains: a capital after a letter, a digit, a file
+#: extension, a backtick or "()". A sentence without any cannot be technical.
+_TECH_CUE: Final = re.compile(
+    r"[A-Za-z][A-Z]|\d|\.(?:js|py|ts|json|md|yml|yaml|toml|sql|go|rs|java|css|html)|`|\(\)"
 )
 _CONTRAST_JA: Final = re.compile(
     r"けど|けれど|けども|しかし|(?:^|[。、!?])\s*(?:でも|ただ|とはいえ|それでも|ところが)|(?<=[だたすいる])が、"
@@ -56,10 +69,24 @@ _CONTRAST_JA: Final = re.compile(
 _CONTRAST_EN: Final = re.compile(
     r"\b(?:but|however|though|yet|except|nevertheless|nonetheless|still,|although)\b", re.IGNORECASE
 )
+#: Every match of :data:`_CONTRAST_EN` holds one of these, case folded (the pattern ignores case;
+#: only the dotless ı matches an i without folding to one, so text with it is searched as it is).
+_CONTRAST_EN_WORDS: Final = (
+    "but",
+    "however",
+    "though",
+    "yet",
+    "except",
+    "neverthe",
+    "nonethe",
+    "still,",
+)
 _QUOTE: Final = re.compile(
     r"「[^」]{0,40}」|『[^』]{0,40}』|\"[^\"]{0,40}\"|“[^”]{0,40}”|‘[^’]{0,40}’|(?<!\w)'[^'\n]{1,40}'(?!\w)"
 )
 _SENT: Final = re.compile(r"[^。!?\n]+[。!?\n]*")
+#: Characters every match of :data:`_QUOTE` opens with.
+_QUOTE_OPENERS: Final = "「『\"“‘'"
 
 _TOPICAL_IN_TASK: Final = 0.25
 _TOPICAL_IN_QUESTION: Final = 0.5
@@ -96,21 +123,24 @@ class Context:
 def build_context(text: str, cased: str, lang: str, *, work: bool = False) -> Context:
     """Context of normalised ``text``; ``cased`` is the same text before folding (same length)."""
     sentences = []
+    # Only text with a cue of technical wording anywhere is searched sentence by sentence.
+    tech_cue = _TECH_CUE.search(cased) is not None
     for m in _SENT.finditer(text):
         s = m.group()
         stripped = s.strip()
-        request = bool(_REQUEST_JA.search(stripped)) if lang != "en" else False
-        if lang != "ja":
-            request = request or bool(_REQUEST_EN.search(stripped.lower()))
-        tech = bool(_TECH_LATIN.search(cased, m.start(), m.end()))
+        request = lang != "en" and not stripped.isascii() and bool(_REQUEST_JA.search(stripped))
+        if lang != "ja" and not request:
+            request = _request_en(stripped.lower())
+        tech = tech_cue and bool(_TECH_LATIN.search(cased, m.start(), m.end()))
         sentences.append((m.start(), m.end(), request, tech, stripped.endswith("?")))
-    contrast_re = _CONTRAST_EN if lang == "en" else _CONTRAST_JA
-    contrasts = tuple(m.start() for m in contrast_re.finditer(text))
+    contrasts = _contrasts_en(text) if lang == "en" else _finditer_starts(_CONTRAST_JA, text)
     if lang == "mixed":
-        contrasts += tuple(m.start() for m in _CONTRAST_EN.finditer(text))
-    quotes = tuple((m.start(), m.end()) for m in _QUOTE.finditer(text))
+        contrasts += _contrasts_en(text)
+    quotes: tuple[tuple[int, int], ...] = ()
+    if any(c in text for c in _QUOTE_OPENERS):
+        quotes = tuple((m.start(), m.end()) for m in _QUOTE.finditer(text))
     content: tuple[tuple[int, int], ...] = ()
-    if lang != "ja":
+    if lang != "ja" and any(verb in text for verb in _CONTENT_VERBS):
         content = tuple(
             (m.start(), m.end())
             for m in _SENT_EN.finditer(text)
@@ -130,6 +160,26 @@ def build_context(text: str, cased: str, lang: str, *, work: bool = False) -> Co
         content_requests=content,
         irony_at_self=mocks_oneself(text, irony),
     )
+
+
+def _request_en(low: str) -> bool:
+    """:data:`_REQUEST_EN` on lower-case text."""
+    return _REQUEST_EN_OPENING.match(low) is not None or (
+        "please" in low and _PLEASE.search(low) is not None
+    )
+
+
+def _finditer_starts(pattern: re.Pattern[str], text: str) -> tuple[int, ...]:
+    return tuple(m.start() for m in pattern.finditer(text))
+
+
+def _contrasts_en(text: str) -> tuple[int, ...]:
+    """Where :data:`_CONTRAST_EN` matches in ``text``."""
+    if "ı" not in text:
+        folded = text.casefold()
+        if not any(word in folded for word in _CONTRAST_EN_WORDS):
+            return ()
+    return _finditer_starts(_CONTRAST_EN, text)
 
 
 def _irony_tags(ctx: Context) -> tuple[str, ...]:
@@ -162,14 +212,15 @@ def weigh(raw_hits: list[RawHit], ctx: Context) -> list[Hit]:
                 factor *= _QUESTION_EN
             if raw.hypothetical:
                 factor *= _HYPOTHETICAL
-            if any(a <= hit.start < b for a, b in ctx.content_requests):
+            if ctx.content_requests and any(a <= hit.start < b for a, b in ctx.content_requests):
                 factor *= _QUOTED_IN_REQUEST
-            elif any(a <= hit.start < b for a, b in ctx.quotes):
+            elif ctx.quotes and any(a <= hit.start < b for a, b in ctx.quotes):
                 factor *= _QUOTED_IN_REQUEST if request else _QUOTED
-            if any(c > hit.start for c in ctx.contrasts):
-                factor *= _BEFORE_CONTRAST
-            elif any(c < hit.start for c in ctx.contrasts):
-                factor *= _AFTER_CONTRAST
+            if ctx.contrasts:
+                if any(c > hit.start for c in ctx.contrasts):
+                    factor *= _BEFORE_CONTRAST
+                elif any(c < hit.start for c in ctx.contrasts):
+                    factor *= _AFTER_CONTRAST
         score = hit.score * factor
         tags = hit.tags
         if ctx.sarcasm and score > 0:

@@ -61,11 +61,63 @@ _SARCASM: Final = re.compile(
     r"[(（]棒[)）]|(?<!\w)/s\b|\(sarcasm\)|\byeah,? right\b|\bsure,? jan\b", re.IGNORECASE
 )
 _VARIATION: Final = re.compile("[\ufe0e\ufe0f\U0001f3fb-\U0001f3ff\u200d]")
+#: Characters from U+2190 on: the only ones the emoji table is looked up for.
+_HIGH: Final = re.compile("[\u2190-\U0010ffff]")
+#: For each pattern of :data:`_STANDALONE`, in order: strings one of which every match contains
+#: (its text case folded for the first, whose pattern ignores case). A text with none of a
+#: pattern's strings is not searched with it.
+_STANDALONE_NEEDS: Final = (
+    ("orz", "otl", "_|￣|○"),
+    ("^",),
+    (":", ";", "="),
+    (":", "=", "xD", "XD"),
+    (":", "="),
+    (":", "="),
+    (":", "="),
+    (":", "="),
+    ("D:",),
+    ("¯",),
+)
+_STANDALONE_CUES: Final = tuple(
+    (face, needs, bool(face[0].flags & re.IGNORECASE))
+    for face, needs in zip(_STANDALONE, _STANDALONE_NEEDS, strict=True)
+)
+#: Every string of :data:`_STANDALONE_NEEDS` but "orz" and "otl" holds a match of this.
+_STANDALONE_ANY: Final = re.compile(r"[:;=^¯_]|[xX]D")
+#: Every match of :data:`_SARCASM` holds one of these, case folded (only the dotless ı matches an
+#: i without folding to one, and none of these needs an i).
+_SARCASM_NEEDS: Final = ("棒", "/s", "(sarcasm)", "yeah", "sure")
+#: ASCII text matches :data:`_LAUGH_JA` only with a w at the start or after one of these.
+_LAUGH_AFTER_ASCII: Final = ("!w", "?w", "~w", ")w")
+
+
+_EMOJI_PATTERNS: dict[int, tuple[dict[str, Entry], re.Pattern[str]]] = {}
+
+
+def _emoji_pattern(table: dict[str, Entry]) -> re.Pattern[str]:
+    """One character of ``table`` (from U+2190 on, the only ones looked up)."""
+    found = _EMOJI_PATTERNS.get(id(table))
+    if found is None or found[0] is not table:
+        chars = sorted(c for c in table if len(c) == 1 and ord(c) >= 0x2190)
+        pattern = re.compile("[" + "".join(re.escape(c) for c in chars) + "]" if chars else "(?!)")
+        _EMOJI_PATTERNS.clear()
+        found = _EMOJI_PATTERNS[id(table)] = (table, pattern)
+    return found[1]
 
 
 def has_sarcasm_marker(text: str) -> bool:
     """(棒), /s, "yeah right": the speaker means the opposite of the kind words used."""
+    folded = text.casefold()
+    if not any(cue in folded for cue in _SARCASM_NEEDS):
+        return False
     return _SARCASM.search(text) is not None
+
+
+def _may_laugh_ja(text: str) -> bool:
+    """False only when :data:`_LAUGH_JA` cannot match ``text``."""
+    if not text.isascii():
+        return "笑" in text or "草" in text or "w" in text or "ｗ" in text
+    return text.startswith("w") or any(cue in text for cue in _LAUGH_AFTER_ASCII)
 
 
 def _hit(
@@ -80,16 +132,17 @@ def match_expressive(text: str) -> list[RawHit]:
     table = emoji_table()
     last_emoji = ""
     repeat = 0
-    for i, ch in enumerate(text):
-        if ord(ch) < 0x2190:
-            continue
-        entry: Entry | None = table.get(ch)
-        if entry is None:
-            last_emoji = ""
-            continue
+    after_last = 0
+    for found in _emoji_pattern(table).finditer(text) if not text.isascii() else ():
+        i = found.start()
+        ch = found.group()
+        entry: Entry = table[ch]
+        if last_emoji and _HIGH.search(text, after_last, i) is not None:
+            last_emoji = ""  # a symbol or letter from U+2190 on that is no emoji came between
         # A repeated emoji (😭😭😭) adds arousal, not three times the valence.
         repeat = repeat + 1 if ch == last_emoji else 0
         last_emoji = ch
+        after_last = i + 1
         scale = 1.0 if repeat == 0 else 0.3
         hits.append(_hit(ch, i, i + 1, entry.score * scale, entry.arousal, entry.tags))
     taken: list[tuple[int, int]] = []
@@ -102,13 +155,22 @@ def match_expressive(text: str) -> list[RawHit]:
                 hits.append(_hit(m.group(), m.start(), m.end(), score, arousal, tags))
                 taken.append((m.start(), m.end()))
                 break
-    for pattern, score, arousal, tags in _STANDALONE:
+    folded = text.casefold()
+    standalone = _STANDALONE_CUES
+    if _STANDALONE_ANY.search(text) is None and "orz" not in folded and "otl" not in folded:
+        standalone = ()  # none of the cues below is there
+    for (pattern, score, arousal, tags), needs, ignore_case in standalone:
+        if ignore_case:
+            if not any(cue in folded for cue in needs):
+                continue
+        elif not any(cue in text for cue in needs):
+            continue
         for m in pattern.finditer(text):
             if any(a <= m.start() < b for a, b in taken):
                 continue
             hits.append(_hit(m.group(), m.start(), m.end(), score, arousal, tags))
             taken.append((m.start(), m.end()))
-    for m in _LAUGH_JA.finditer(text):
+    for m in _LAUGH_JA.finditer(text) if _may_laugh_ja(text) else ():
         if any(a <= m.start() < b for a, b in taken):
             continue
         strength = 1.0 + min(len(m.group()) - 1, 3) * 0.2

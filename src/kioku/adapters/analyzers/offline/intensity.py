@@ -47,32 +47,33 @@ _MIX: Final = 0.5
 
 
 def _anchor(topics: TopicScores, request: bool) -> int:
+    topic = topics.scores.get  # topic(name, 0.0) is topics[name]
     anchor = _DEFAULT
-    if topics["trauma"] >= 2:
+    if topic("trauma", 0.0) >= 2:
         anchor = _EVENT_IN_REQUEST if request else _TRAUMA
-    elif topics["loss"] >= 2:
+    elif topic("loss", 0.0) >= 2:
         anchor = _EVENT_IN_REQUEST if request else _LOSS
-    elif topics["life"] >= 1.5:
+    elif topic("life", 0.0) >= 1.5:
         anchor = _EVENT_IN_REQUEST if request else _LIFE
-    elif topics["health"] >= 1.5:
+    elif topic("health", 0.0) >= 1.5:
         anchor = _HEALTH
-    elif topics["milestone"] >= 1.5:
+    elif topic("milestone", 0.0) >= 1.5:
         anchor = _MILESTONE
-    elif topics["personal"] + topics["self"] >= 1.2:
+    elif topic("personal", 0.0) + topic("self", 0.0) >= 1.2:
         anchor = _PERSONAL - (10 if request else 0)
-    elif topics["plan"] >= 1.2 or (topics["fact"] >= 1.2 and topics["pet"] >= 1):
+    elif topic("plan", 0.0) >= 1.2 or (topic("fact", 0.0) >= 1.2 and topic("pet", 0.0) >= 1):
         anchor = _PLAN - (10 if request else 0)
-    elif topics["decision"] >= 1:
+    elif topic("decision", 0.0) >= 1:
         anchor = _DECISION
-    elif topics["fact"] >= 1.2:
+    elif topic("fact", 0.0) >= 1.2:
         anchor = _FACT - (10 if request else 0)
-    elif topics["work"] >= 1.2:
+    elif topic("work", 0.0) >= 1.2:
         anchor = _WORK
-    elif topics["correction"] >= 1.5:
+    elif topic("correction", 0.0) >= 1.5:
         anchor = _CORRECTION
-    elif topics["ack"] >= 1 or topics["casual"] + topics["pet"] >= 1.5:
-        anchor = _ACK if topics["ack"] >= 1 else 10
-    story = topics["story"]
+    elif topic("ack", 0.0) >= 1 or topic("casual", 0.0) + topic("pet", 0.0) >= 1.5:
+        anchor = _ACK if topic("ack", 0.0) >= 1 else 10
+    story = topic("story", 0.0)
     if story >= STORY and not request:
         anchor = max(anchor, min(_STORY_MAX, round(_STORY_BASE + _STORY_STEP * story)))
     return anchor
@@ -88,6 +89,7 @@ def score_intensity(
     length: int,
 ) -> int:
     """0–100."""
+    topic = topics.scores.get  # topic(name, 0.0) is topics[name]
     anchor = _anchor(topics, request)
     strength = min(emotion.strength, 5.0)
     felt = _FELT_BASE + _FELT_PER_STRENGTH * strength
@@ -103,6 +105,6 @@ def score_intensity(
     # matters: 「妊娠した」 and 「卒業した」 are four characters.
     if length <= 4 and strength < 1 and anchor < _FACT:
         value = min(value, 10)
-    if topics["correction"] >= 1.5 and strength < 1.5:
+    if topic("correction", 0.0) >= 1.5 and strength < 1.5:
         value = min(value, 25)
     return max(0, min(100, round(value)))

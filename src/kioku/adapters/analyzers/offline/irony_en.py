@@ -136,9 +136,12 @@ _ALWAYS_FIRST: Final = frozenset(p[0] for p in _ALWAYS)
 
 
 def _follows(words: list[Word], i: int, phrase: tuple[str, ...]) -> bool:
-    n = len(phrase)
-    return tuple(w.low for w in words[i : i + n] if w.is_word) == phrase and all(
-        w.is_word or w.low == "," for w in words[i : i + n]
+    """Whether ``phrase`` (words) comes at word ``i``. (Its words are letters: the tokens there
+    must be words, so a comma among them would leave too few.)"""
+    return (
+        i < len(words)
+        and words[i].low == phrase[0]
+        and tuple(w.low for w in words[i : i + len(phrase)]) == phrase
     )
 
 
@@ -156,10 +159,12 @@ def _framed(words: list[Word], i: int, length: int) -> bool:
 
 def _always(words: list[Word]) -> list[tuple[int, int]]:
     """Offsets (start, end) of the phrases that are ironic on their own."""
-    lows = [w.low for w in words if w.is_word]
     index = [i for i, w in enumerate(words) if w.is_word]
+    lows = [words[i].low for i in index]
     found = []
     for k in range(len(lows)):
+        if lows[k] not in _ALWAYS_FIRST:
+            continue  # no phrase starts here
         for phrase in _ALWAYS:
             if tuple(lows[k : k + len(phrase)]) == phrase:
                 found.append((words[index[k]].start, words[index[k + len(phrase) - 1]].end))

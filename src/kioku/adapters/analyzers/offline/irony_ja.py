@@ -92,8 +92,21 @@ _CHEERFUL_FAILURE: Final = re.compile(
 )
 
 
+#: Every span :func:`ironic_spans` finds holds one of these (the words of :data:`_PRAISE`,
+#: :data:`_OVERT`, :data:`_CHEERFUL_FAILURE` and :data:`_THANKS_TO_MISHAP`).
+_PRAISE_WORDS: Final = (
+    *("おかげで", "さすが", "流石", "いいね", "素晴らしい", "すばらしい", "最高", "完璧"),
+    *("すごいね", "すごいわ", "お見事", "天才", "ついてる", "ありがたい", "よかったね"),
+    *("おめでとう", "大ひっと", "期待を裏切らない", "感謝して", "ありがとうございました"),
+)
+
+_ANY_PRAISE_WORD: Final = re.compile("|".join(map(re.escape, _PRAISE_WORDS)))
+
+
 def ironic_spans(folded: str) -> tuple[tuple[int, int], ...]:
     """(start, end) of each ironic praise clause, with the laughter that closes it."""
+    if _ANY_PRAISE_WORD.search(folded) is None:
+        return ()
     clauses = [(m.start(), m.end(), m.group()) for m in _CLAUSE.finditer(folded)]
     spans = [(m.start(), m.end()) for m in _THANKS_TO_MISHAP.finditer(folded)]
     spans += [(m.start(), m.end()) for m in _CHEERFUL_FAILURE.finditer(folded)]

@@ -137,7 +137,7 @@ def keywords_ja(
                 close()
         if (joinable and tok.surface not in stop) or (joinable and run):
             run.append(tok)
-        else:
+        elif run:
             close()
     close()
     return cands
@@ -225,10 +225,17 @@ def keywords_en(text: str, words: list[Word] | None = None) -> dict[str, Candida
             _add(cands, w.text, s, w.start)
         run.clear()
 
+    kinds = _KINDS
+    scores = _WORD_SCORES
     for w in toks:
-        kind = _kind(w.low, stop)
+        kind = kinds.get(w.low)
+        if kind is None:
+            kind = _kind(w.low, stop)
         if kind == _CONTENT:
-            run.append((w, _word_score(w, sentence_start, stop)))
+            score = scores.get((w.text, w.low, sentence_start))
+            if score is None:
+                score = _word_score(w, sentence_start, stop)
+            run.append((w, score))
             sentence_start = False
             continue
         if run:
@@ -249,10 +256,12 @@ def rank_keywords(cands: Iterable[Candidate], limit: int) -> list[str]:
     seen: list[str] = []
     for cand in ranked:
         low = cand.text.lower()
-        if any(low in s or s in low for s in seen):
-            continue
-        seen.append(low)
-        out.append(cand.text)
-        if len(out) >= limit:
-            break
+        for s in seen:
+            if low in s or s in low:
+                break  # overlaps a keyword already taken
+        else:
+            seen.append(low)
+            out.append(cand.text)
+            if len(out) >= limit:
+                break
     return out

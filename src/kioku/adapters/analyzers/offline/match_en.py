@@ -252,13 +252,14 @@ def _hypothetical(words: list[Word], i: int) -> bool:
     return False
 
 
-def _phrases(words: list[Word], i: int, lex: EnLexicon) -> tuple[int, int]:
-    """Lengths of the longest phrase and of the longest degree phrase at word ``i`` (0: none)."""
+def _phrases(lows: list[str], i: int, lex: EnLexicon) -> tuple[int, int]:
+    """Lengths of the longest phrase and of the longest degree phrase at word ``i`` (0: none);
+    ``lows`` are the words' ``low``."""
     lex_len = mod_len = 0
-    n = len(words)
-    for length in lex.phrase_starts.get(words[i].low, ()):
+    n = len(lows)
+    for length in lex.phrase_starts.get(lows[i], ()):
         if i + length <= n:
-            key = tuple(w.low for w in words[i : i + length])
+            key = tuple(lows[i : i + length])
             if not lex_len and key in lex.phrases:
                 lex_len = length
             if not mod_len and key in lex.modifiers:
@@ -267,9 +268,17 @@ def _phrases(words: list[Word], i: int, lex: EnLexicon) -> tuple[int, int]:
 
 
 def _acknowledgement(words: list[Word]) -> bool:
-    """A turn that only acknowledges ("ok cool", "lol fair", "nope, that's all for now")."""
-    lows = [w.low for w in words if w.is_word]
-    return 0 < len(lows) <= 6 and bool(_ACK_CORE.intersection(lows)) and _ACK.issuperset(lows)
+    """A turn that only acknowledges ("ok cool", "lol fair", "nope, that's all for now"): one to
+    six words, all from :data:`_ACK` and one from :data:`_ACK_CORE` (punctuation aside)."""
+    count = 0
+    core = False
+    for w in words:
+        if w.is_word:
+            if w.low not in _ACK or count == 6:
+                return False  # stops at the first word that is no acknowledgement
+            count += 1
+            core = core or w.low in _ACK_CORE
+    return core
 
 
 def match_english(words: list[Word], lex: EnLexicon, stop: frozenset[str]) -> list[RawHit]:
@@ -294,24 +303,27 @@ def match_english(words: list[Word], lex: EnLexicon, stop: frozenset[str]) -> li
             hits.append(RawHit(hit, words[at].end, entry.topical, False))
             orphan = None
 
+    facts = memo.facts
+    all_lows = [w.low for w in words]
     while i < n:
         w = words[i]
         if orphan is not None and i > degree_until:
             flush_orphan()
-        if not w.is_word:
+        is_word, phrase_start, single_modifier, looked_up = facts.get(w.low) or memo.fact(w.low)
+        if not is_word:
             if w.low in _CLAUSE_BREAK:
                 degree, degree_until = 1.0, -1
                 flush_orphan()
             i += 1
             continue
-        lex_len, mod_len = _phrases(words, i, lex) if w.low in lex.phrase_starts else (0, 0)
-        if not mod_len and w.low in memo.single_modifiers:
+        lex_len, mod_len = _phrases(all_lows, i, lex) if phrase_start else (0, 0)
+        if not mod_len and single_modifier:
             mod_len = 1
         entry: Entry | None = None
         if lex_len:
-            entry = lex.phrases[tuple(x.low for x in words[i : i + lex_len])]
+            entry = lex.phrases[tuple(all_lows[i : i + lex_len])]
         if mod_len > lex_len:
-            key = tuple(x.low for x in words[i : i + mod_len])
+            key = tuple(all_lows[i : i + mod_len])
             factor = lex.modifiers[key]
             degree = degree * factor if i <= degree_until else factor
             degree_until = i + mod_len + _DEGREE_REACH - 1
@@ -322,7 +334,7 @@ def match_english(words: list[Word], lex: EnLexicon, stop: frozenset[str]) -> li
             i += mod_len
             continue
         if entry is None:
-            entry = memo.lookup(w.low)
+            entry = looked_up
             lex_len = 1
             if entry is not None and w.low in _NEEDS_SUBJECT and not _has_subject(words, i):
                 entry = None
@@ -364,7 +376,7 @@ def match_english(words: list[Word], lex: EnLexicon, stop: frozenset[str]) -> li
         i += lex_len + after
     flush_orphan()
     # Only a word that names an event can start one.
-    lows = {w.low for w in words}
+    lows = set(all_lows)
     events = [] if _EVENT_WORDS.isdisjoint(lows) else match_events(words)
     if events:
         taken = {e.hit.start for e in events}
@@ -384,6 +396,9 @@ _MISSING: Final = Entry("", 0.0, 0, ())
 #: whether a phrase or degree phrase can start at it; whether it can negate; whether it can
 #: link a negation to a comparative ("never been happier").
 _Reach = tuple[float, float, bool, bool, bool]
+#: Per token: whether it is a word; whether a phrase or degree phrase can start at it; whether
+#: it is a one-word degree word; its lexicon entry (:func:`_lookup`) when it is a word.
+_Fact = tuple[bool, bool, bool, Entry | None]
 
 
 class _Memo:
@@ -397,6 +412,21 @@ class _Memo:
         self.entries: dict[str, Entry] = {}
         self.single_modifiers = frozenset(m[0] for m in lex.modifiers if len(m) == 1)
         self.reaches: dict[str, _Reach] = {}
+        self.facts: dict[str, _Fact] = {}
+
+    def fact(self, low: str) -> _Fact:
+        """What :func:`match_english` needs to know of a token by its ``low`` (see
+        :data:`_Fact`), remembered."""
+        if len(self.facts) >= _MEMO_SIZE:
+            self.facts.clear()
+        is_word = low[0].isalpha() or low == "<3"  # Word.is_word
+        found = self.facts[low] = (
+            is_word,
+            low in self.lex.phrase_starts,
+            low in self.single_modifiers,
+            self.lookup(low) if is_word else None,
+        )
+        return found
 
     def lookup(self, low: str) -> Entry | None:
         """:func:`_lookup` of ``low``."""

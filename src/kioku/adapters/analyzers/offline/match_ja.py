@@ -9,7 +9,8 @@ itself when the lexicon knows it (「まあまあかな」, 「すごい！」).
 
 from __future__ import annotations
 
-from collections.abc import Collection
+import re
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from typing import Final
 
@@ -57,20 +58,27 @@ class RawHit:
 
 
 class _Heads:
-    """The longest word and degree word of one lexicon by their first character."""
+    """The words and degree words of one lexicon by their first character: the longest one's
+    length, and every length there is (longest first)."""
 
     def __init__(self, lex: JaLexicon) -> None:
         self.lex = lex
-        self.words = _longest_by_head(lex.words)
-        self.modifiers = _longest_by_head(lex.modifiers)
+        self.word_lengths = _lengths_by_head(lex.words)
+        self.modifier_lengths = _lengths_by_head(lex.modifiers)
+        self.words = {head: lengths[0] for head, lengths in self.word_lengths.items()}
+        self.modifiers = {head: lengths[0] for head, lengths in self.modifier_lengths.items()}
+        chars = sorted({*self.word_lengths, *self.modifier_lengths, *_CLAUSE_STOP})
+        #: A character that ends a clause or starts a word or degree word.
+        self.interesting = re.compile("[" + "".join(re.escape(c) for c in chars) + "]")
 
 
-def _longest_by_head(keys: Collection[str]) -> dict[str, int]:
-    longest: dict[str, int] = {}
+def _lengths_by_head(keys: Collection[str]) -> dict[str, tuple[int, ...]]:
+    """First character → the lengths of the keys that start with it, longest first."""
+    lengths: dict[str, set[int]] = {}
     for key in keys:
         if key:
-            longest[key[0]] = max(longest.get(key[0], 0), len(key))
-    return longest
+            lengths.setdefault(key[0], set()).add(len(key))
+    return {head: tuple(sorted(ls, reverse=True)) for head, ls in lengths.items()}
 
 
 #: The heads of the lexicon last used (in practice there is one).
@@ -103,8 +111,23 @@ def _longest(
     ends: Collection[int] | None,
     need_end: bool,
 ) -> int:
-    n = len(text)
-    for length in range(min(max_len, n - i), 0, -1):
+    """The longest key of ``table`` at ``i``, of at most ``max_len`` characters."""
+    return _longest_of(text, i, table, range(max_len, 0, -1), ends, need_end)
+
+
+def _longest_of(
+    text: str,
+    i: int,
+    table: Collection[str],
+    lengths: Sequence[int],
+    ends: Collection[int] | None,
+    need_end: bool,
+) -> int:
+    """The longest key of ``table`` at ``i`` (``lengths``: the keys' lengths, longest first)."""
+    room = len(text) - i
+    for length in lengths:
+        if length > room:
+            continue
         if text[i : i + length] in table and (not need_end or ends is None or (i + length) in ends):
             return length
     return 0
@@ -113,8 +136,18 @@ def _longest(
 def _lex_match(
     text: str, i: int, lex: JaLexicon, ends: Collection[int] | None, max_len: int
 ) -> tuple[int, Entry, str] | None:
-    n = len(text)
-    for length in range(min(max_len, n - i), 0, -1):
+    """The longest lexicon word at ``i`` that fits there, of at most ``max_len`` characters."""
+    return _lex_match_of(text, i, lex, ends, range(max_len, 0, -1))
+
+
+def _lex_match_of(
+    text: str, i: int, lex: JaLexicon, ends: Collection[int] | None, lengths: Sequence[int]
+) -> tuple[int, Entry, str] | None:
+    """:func:`_lex_match` trying only ``lengths`` (longest first)."""
+    room = len(text) - i
+    for length in lengths:
+        if length > room:
+            continue
         found = lex.words.get(text[i : i + length])
         if found is None:
             continue
@@ -186,7 +219,15 @@ def match_japanese(
             hits.append(_make_hit(text, pending[1], pending[1] + length, entry, form, 1.0))
         pending = None
 
+    interesting = heads.interesting
     while i < n:
+        # Nothing happens at a character that ends no clause and starts no word or degree word,
+        # but for a pending degree word going stale: flush() below, or at the end, sees to that
+        # just as well (no hit is added in between).
+        found_at = interesting.search(text, i)
+        if found_at is None:
+            break
+        i = found_at.start()
         ch = text[i]
         if ch in _CLAUSE_STOP:
             flush()
@@ -196,10 +237,14 @@ def match_japanese(
             i += 1
             continue
         # Only keys that start with this character can match here.
-        word_len = heads.words.get(ch, 0)
-        modifier_len = heads.modifiers.get(ch, 0)
-        lex_found = _lex_match(text, i, lex, ends, word_len) if word_len else None
-        mod_len = _longest(text, i, lex.modifiers, modifier_len, ends, True) if modifier_len else 0
+        word_lengths = heads.word_lengths.get(ch)
+        modifier_lengths = heads.modifier_lengths.get(ch)
+        lex_found = _lex_match_of(text, i, lex, ends, word_lengths) if word_lengths else None
+        mod_len = (
+            _longest_of(text, i, lex.modifiers, modifier_lengths, ends, True)
+            if modifier_lengths
+            else 0
+        )
         lex_len = lex_found[0] if lex_found else 0
         if mod_len and mod_len >= lex_len:
             flush()

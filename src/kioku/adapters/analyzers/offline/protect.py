@@ -41,14 +41,36 @@ _EN: Final = re.compile(
 )
 _EN_QUESTION: Final = re.compile(r"\b(?:do|did|can|could|would|will) you (?:remember|recall)\b")
 _EN_EXPLICIT: Final = re.compile(r"\b(?:don't|do not) forget\b|\bplease remember\b")
+#: The first characters of every request form in :data:`_JA`: text without any of them
+#: cannot match it.
+_JA_FIRST: Final = re.compile("[覚忘記メ保登重大頭]")
+
+
+def _may_ask_en(low: str) -> bool:
+    """False only when :data:`_EN` cannot match ``low``: each of its alternatives needs one of
+    these strings (checking them is much quicker than trying the pattern)."""
+    return (
+        "remember" in low
+        or "memor" in low
+        or "please" in low
+        or "forget" in low
+        or "note of" in low
+        or " down" in low
+        or "in mind" in low
+        or "future reference" in low
+        or "save th" in low
+        or "store th" in low
+        or "record th" in low
+        or ("important" in low and ("keep " in low or "save " in low or "store " in low))
+    )
 
 
 def is_protection_request(nfkc_text: str) -> bool:
     """True when the user explicitly asks for this to be remembered."""
-    if _JA.search(nfkc_text):
+    if not nfkc_text.isascii() and _JA_FIRST.search(nfkc_text) and _JA.search(nfkc_text):
         return True
     low = nfkc_text.lower().replace("’", "'")
-    if not _EN.search(low):
+    if not _may_ask_en(low) or not _EN.search(low):
         return False
     # "Do you remember this?" asks about memory; it is not a request.
     return not (_EN_QUESTION.search(low) and "?" in low and not _EN_EXPLICIT.search(low))

@@ -57,7 +57,7 @@ def shouting_words() -> frozenset[str]:
 
 def _boundaries(tokens: list[Token], text: str) -> tuple[set[int], set[int]]:
     starts = {t.start for t in tokens}
-    ends = {t.end for t in tokens}
+    ends = {t.start + len(t.surface) for t in tokens}  # Token.end
     starts.add(0)
     ends.add(len(text))
     return starts, ends

@@ -25,11 +25,18 @@ from .keywords import Candidate, keywords_en, keywords_ja, rank_keywords
 from .lexicon import en_lexicon, ja_lexicon
 from .match_en import feeling_bound, match_english
 from .match_ja import RawHit, match_japanese
-from .text import MAX_ANALYSED_CHARS, clean, fold, nfkc, split_sentences
+from .text import MAX_ANALYSED_CHARS, clean, first_sentence, fold, nfkc, split_sentences
 from .tokenize_en import Word, tokenize_en
 from .tokenize_ja import Segmenter
 
-__all__ = ["extract_keywords_pair", "gist", "shorten", "summarize_pair"]
+__all__ = [
+    "extract_keywords_pair",
+    "gist",
+    "gist_clean",
+    "shorten",
+    "shorten_clean",
+    "summarize_pair",
+]
 
 PLACEHOLDER: Final = "(empty)"
 #: Keyword score of a name or technical term (MongoDB, ストレージ), as opposed to a plain noun.
@@ -205,7 +212,12 @@ def _cut(text: str, limit: int) -> str:
 
 def shorten(text: str, limit: int) -> str:
     """``text`` itself when it fits ``limit``; else its best sentences, in order, within it."""
-    text = clean(text, MAX_ANALYSED_CHARS)
+    return shorten_clean(clean(text, MAX_ANALYSED_CHARS), limit)
+
+
+def shorten_clean(text: str, limit: int) -> str:
+    """:func:`shorten` of text that :func:`clean` has already been through (cleaning it again
+    would change nothing)."""
     if len(text) <= limit:
         return text or PLACEHOLDER
     sentences = split_sentences(text)
@@ -230,11 +242,15 @@ def shorten(text: str, limit: int) -> str:
 
 def gist(text: str, limit: int = 80) -> str:
     """A short extractive trigger for a turn that has only the user's words."""
-    text = clean(text, MAX_ANALYSED_CHARS)
-    sentences = split_sentences(text)
-    if not sentences:
+    return gist_clean(clean(text, MAX_ANALYSED_CHARS), limit)
+
+
+def gist_clean(text: str, limit: int = 80) -> str:
+    """:func:`gist` of text that :func:`clean` has already been through."""
+    sentence = first_sentence(text)
+    if sentence is None:
         return PLACEHOLDER
-    return _cut(sentences[0], limit)
+    return _cut(sentence, limit)
 
 
 def _headline(field: _Field) -> str | None:

@@ -15,6 +15,7 @@ from typing import Final
 __all__ = [
     "MAX_ANALYSED_CHARS",
     "clean",
+    "first_sentence",
     "fold",
     "garbage_share",
     "is_japanese_char",
@@ -90,3 +91,14 @@ def split_sentences(text: str) -> list[str]:
     """Split on Japanese and English sentence ends; keeps the punctuation; drops blank pieces."""
     pieces = _SENTENCE_END.split(text)
     return [p.strip() for p in pieces if p and p.strip()]
+
+
+def first_sentence(text: str) -> str | None:
+    """``split_sentences(text)[0]`` (None when there is none), without splitting the rest."""
+    last = 0
+    for m in _SENTENCE_END.finditer(text):
+        piece = text[last : m.start()].strip()
+        if piece:
+            return piece
+        last = m.end()
+    return text[last:].strip() or None

@@ -34,10 +34,12 @@ class Word:
 
 def tokenize_en(text: str) -> list[Word]:
     """Words, numbers and punctuation of Latin-script text, with offsets into ``text``."""
-    return [
-        Word(m.group(), m.group().lower().replace("’", "'"), m.start())
-        for m in _WORD.finditer(text)
-    ]
+    if "’" in text:
+        return [
+            Word(g := m.group(), g.lower().replace("’", "'"), m.start())
+            for m in _WORD.finditer(text)
+        ]
+    return [Word(g := m.group(), g.lower(), m.start()) for m in _WORD.finditer(text)]
 
 
 _REPEAT3: Final = re.compile(r"(.)\1{2,}")

@@ -192,8 +192,9 @@ class FugashiSegmenter:
         output = tagger.parse(flat)
         tokens: list[Token] = []
         offset = 0
+        kinds = _KINDS
         for line in output.split("\n"):
-            fields = line.split("\t")
+            fields = line.split("\t", 5)  # surface … part of speech; the rest is not read
             if len(fields) < 5:
                 continue
             surface = fields[0]
@@ -201,12 +202,28 @@ class FugashiSegmenter:
             if start < 0:
                 continue
             offset = start + len(surface)
-            pos = fields[4].split("-")
-            pos1 = pos[0]
-            pos2 = pos[1] if len(pos) > 1 else ""
-            pos3 = pos[2] if len(pos) > 2 else ""
-            tokens.append(Token(surface, start, *_map_unidic(pos1, pos2, pos3, surface)))
+            key = (fields[4], surface)
+            kind = kinds.get(key)
+            if kind is None:
+                if len(kinds) >= _KINDS_LIMIT:
+                    kinds.clear()
+                kind = kinds[key] = _kind(fields[4], surface)
+            tokens.append(Token(surface, start, kind[0], kind[1]))
         return tokens
+
+
+#: :func:`_kind` by (UniDic part of speech, surface); cleared when it grows past the limit.
+_KINDS: dict[tuple[str, str], tuple[str, str]] = {}
+_KINDS_LIMIT: Final = 50_000
+
+
+def _kind(unidic_pos: str, surface: str) -> tuple[str, str]:
+    """The coarse part of speech and detail of a morpheme from UniDic's ``名詞-普通名詞-一般``."""
+    pos = unidic_pos.split("-")
+    pos1 = pos[0]
+    pos2 = pos[1] if len(pos) > 1 else ""
+    pos3 = pos[2] if len(pos) > 2 else ""
+    return _map_unidic(pos1, pos2, pos3, surface)
 
 
 def _map_unidic(pos1: str, pos2: str, pos3: str, surface: str) -> tuple[str, str]:

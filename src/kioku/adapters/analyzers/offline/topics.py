@@ -51,6 +51,13 @@ _PET_OWNER_EN: Final = re.compile(
 )
 
 
+#: The animals :data:`_PET_OWNER_EN` names: text without any cannot match it.
+_PETS: Final = (
+    *("dog", "cat", "pupp", "kitten", "rabbit", "bunny", "hamster", "parrot", "bird", "turtle"),
+    "fish",
+)
+
+
 @dataclass(frozen=True, slots=True)
 class TopicScores:
     """Summed cue weights per topic, and the first position each topic was seen at."""
@@ -68,6 +75,8 @@ class _Tables:
 
     ja: dict[str, tuple[str, float]]
     ja_max: int
+    #: First character of a Japanese cue → the lengths of the cues starting with it, longest first.
+    ja_heads: dict[str, tuple[int, ...]]
     en_words: dict[str, tuple[str, float]]
     en_phrases: dict[tuple[str, ...], tuple[str, float]]
     en_starts: dict[str, tuple[int, ...]]
@@ -86,34 +95,48 @@ def _tables() -> _Tables:
             words[parts[0]] = (topic, float(weight))
         else:
             phrases[parts] = (topic, float(weight))
-    return _Tables(ja, max(map(len, ja)), words, phrases, phrase_index(list(phrases)))
+    lengths: dict[str, set[int]] = {}
+    for key in ja:
+        if key:
+            lengths.setdefault(key[0], set()).add(len(key))
+    heads = {head: tuple(sorted(ls, reverse=True)) for head, ls in lengths.items()}
+    return _Tables(ja, max(map(len, ja)), heads, words, phrases, phrase_index(list(phrases)))
 
 
 def _find_ja(
     text: str, starts: Collection[int] | None, out: dict[str, float], cues: list[str]
 ) -> None:
     tables = _tables()
+    heads = tables.ja_heads
     n = len(text)
-    i = 0
-    while i < n:
-        if starts is not None and i not in starts:
-            i += 1
+    # Positions a cue may start at: the word starts, in order, or every character.
+    positions = sorted(starts) if starts is not None else range(n)
+    i = 0  # the first position not yet read or covered by a cue
+    for at in positions:
+        if at < i:
             continue
-        for length in range(min(tables.ja_max, n - i), 0, -1):
-            found = tables.ja.get(text[i : i + length])
+        if at >= n:
+            break
+        # Only cues that start with this character can match here.
+        lengths = heads.get(text[at])
+        if lengths is None:
+            continue
+        for length in lengths:
+            if at + length > n:
+                continue
+            found = tables.ja.get(text[at : at + length])
             if found is not None:
                 out[found[0]] += found[1]
-                cues.append(text[i : i + length])
-                i += length
+                cues.append(text[at : at + length])
+                i = at + length
                 break
-        else:
-            i += 1
 
 
 def _find_en(
     words: list[Word], stop: frozenset[str], out: dict[str, float], cues: list[str]
 ) -> None:
     tables = _tables()
+    memo = _cue_memo(stop)
     i = 0
     n = len(words)
     while i < n:
@@ -131,15 +154,48 @@ def _find_en(
         if matched:
             i += matched
             continue
-        low = words[i].low
-        candidates = (low,) if low in stop else stem_candidates(low)
-        for cand in candidates:
-            found = tables.en_words.get(cand)
-            if found is not None:
-                out[found[0]] += found[1]
-                cues.append(cand)
-                break
+        cue = memo.get(words[i].low, _UNSEEN)
+        if cue is _UNSEEN:
+            cue = _word_cue(memo, words[i].low, stop, tables)
+        if cue is not None:
+            out[cue[0]] += cue[1]
+            cues.append(cue[2])
         i += 1
+
+
+#: Per stop list: each word's topic cue (topic, weight, the cue's spelling) or None.
+_CUE_MEMOS: dict[frozenset[str], dict[str, tuple[str, float, str] | None]] = {}
+#: Words remembered per stop list before the memo starts afresh (bounds its memory).
+_MEMO_SIZE: Final = 50_000
+_UNSEEN: Final = ("", 0.0, "")
+
+
+def _cue_memo(stop: frozenset[str]) -> dict[str, tuple[str, float, str] | None]:
+    memo = _CUE_MEMOS.get(stop)
+    if memo is None:
+        if len(_CUE_MEMOS) >= 8:
+            _CUE_MEMOS.clear()
+        memo = _CUE_MEMOS[stop] = {}
+    return memo
+
+
+def _word_cue(
+    memo: dict[str, tuple[str, float, str] | None],
+    low: str,
+    stop: frozenset[str],
+    tables: _Tables,
+) -> tuple[str, float, str] | None:
+    """The topic cue of one word, by itself or an inflection of it (remembered)."""
+    if len(memo) >= _MEMO_SIZE:
+        memo.clear()
+    found: tuple[str, float, str] | None = None
+    for cand in (low,) if low in stop else stem_candidates(low):
+        entry = tables.en_words.get(cand)
+        if entry is not None:
+            found = (entry[0], entry[1], cand)
+            break
+    memo[low] = found
+    return found
 
 
 # A told experience: past-tense clause ends (落ちた。, 震えた、, 言われた), time anchors (昨日,
@@ -169,13 +225,15 @@ STORY: Final = 1.5
 def _story(folded: str, words: list[Word], lang: str) -> float:
     """How much the text reads as a told personal experience (0 …)."""
     if lang == "en":
+        lows = [w.low for w in words]
+        # A long word in -ed that starts with a letter (Word.is_word) reads as past tense.
         past = sum(
             1
-            for w in words
-            if w.low in _PAST_EN or (len(w.low) > 4 and w.low.endswith("ed") and w.is_word)
+            for low in lows
+            if low in _PAST_EN or (len(low) > 4 and low.endswith("ed") and low[0].isalpha())
         )
-        time = any(w.low in _TIME_EN for w in words)
-        length = sum(len(w.low) + 1 for w in words)
+        time = not _TIME_EN.isdisjoint(lows)
+        length = sum(map(len, lows)) + len(lows)
         long_bonus = 0.5 if length >= 70 else 0.0
         long_bonus += 0.5 if length >= 110 else 0.0
     else:
@@ -188,8 +246,26 @@ def _story(folded: str, words: list[Word], lang: str) -> float:
 
 def _technical_tokens(words: list[Word], stop: frozenset[str]) -> float:
     """camelCase, ALLCAPS acronyms, dotted names and file names are signs of technical work."""
-    count = sum(1 for w in words if w.is_word and w.low not in stop and _TECH.match(w.text))
+    memo = _TECH_MEMOS.get(stop)
+    if memo is None:
+        if len(_TECH_MEMOS) >= 8:
+            _TECH_MEMOS.clear()
+        memo = _TECH_MEMOS[stop] = {}
+    count = 0
+    for w in words:
+        found = memo.get(w.text)
+        if found is None:
+            if len(memo) >= _MEMO_SIZE:
+                memo.clear()
+            found = memo[w.text] = bool(
+                w.is_word and w.low not in stop and _TECH.match(w.text) is not None
+            )
+        count += found
     return min(count, 3) * 0.8
+
+
+#: Per stop list: whether a token (by its text) is technical.
+_TECH_MEMOS: dict[frozenset[str], dict[str, bool]] = {}
 
 
 @functools.cache
@@ -220,7 +296,8 @@ def find_topics(
         tech = _technical_tokens(words, stop)
         if tech:
             out["work"] += tech
-        if _PET_OWNER_EN.search(" ".join(w.low for w in words)):
+        lows = " ".join(w.low for w in words)
+        if any(pet in lows for pet in _PETS) and _PET_OWNER_EN.search(lows):
             out["fact"] += 1.8
             cues.append("pet owner")
     story = _story(folded, words, lang) if lang != "other" else 0.0
