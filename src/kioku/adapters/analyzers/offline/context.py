@@ -216,6 +216,11 @@ def weigh(raw_hits: list[RawHit], ctx: Context) -> list[Hit]:
                 factor *= _QUOTED_IN_REQUEST
             elif ctx.quotes and any(a <= hit.start < b for a, b in ctx.quotes):
                 factor *= _QUOTED_IN_REQUEST if request else _QUOTED
+            if factor < 1.0 and not hit.score and hit.tags:
+                # A cue that only names a tag ("out of the blue") has no score to damp: where
+                # the sentence weakens feelings (a question, a quote, a hypothetical) it names
+                # nothing.
+                hit = replace(hit, tags=())
             if ctx.contrasts:
                 if any(c > hit.start for c in ctx.contrasts):
                     factor *= _BEFORE_CONTRAST

@@ -19,6 +19,8 @@ TAG_SHARE: Final = 0.35
 #: …and this absolute weight.
 TAG_MIN: Final = 0.5
 MAX_TAGS: Final = 3
+#: Weight of a cue that names a tag without any valence (score 0).
+TAG_CUE_WEIGHT: Final = 1.0
 _RANK_WEIGHT: Final = (1.0, 0.75, 0.55)
 _ALLOWED: Final = {
     Valence.POSITIVE: frozenset(POSITIVE_TAGS + OTHER_TAGS),
@@ -63,7 +65,11 @@ def score_emotion(hits: list[Hit]) -> EmotionResult:
     weights: dict[str, float] = defaultdict(float)
     first_seen: dict[str, int] = {}
     for h in hits:
-        magnitude = max(abs(h.score), 0.6) if h.tags else 0.0
+        if not h.tags:
+            continue
+        # A cue that only names a tag (score 0: "out of the blue", 「子供の頃」) weighs like a
+        # plain feeling word, so it can stand next to the turn's main feeling.
+        magnitude = max(abs(h.score), 0.6) if h.score else TAG_CUE_WEIGHT
         for rank, tag in enumerate(h.tags[:3]):
             weights[tag] += magnitude * _RANK_WEIGHT[rank]
             first_seen.setdefault(tag, h.start)
@@ -93,8 +99,11 @@ def context_tags(
     A pleasant turn about family, a partner or a pet carries ``love``, unless it is pride in
     one's own achievement, where they are only named in passing (「合格…母に電話した」); a felt
     decision (「決めた」, "I decided") carries ``determination``; 「！？」 carries ``surprise``.
+    Feeling alone is a way of feeling low: ``loneliness`` carries ``sadness``.
     """
     extra: list[str] = []
+    if "loneliness" in tags:
+        extra.append("sadness")
     if affection and valence is Valence.POSITIVE and "pride" not in tags:
         extra.append("love")
     if resolve and valence is not Valence.NEUTRAL:

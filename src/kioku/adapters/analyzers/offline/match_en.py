@@ -341,9 +341,14 @@ def match_english(words: list[Word], lex: EnLexicon, stop: frozenset[str]) -> li
         if entry is None:
             i += 1
             continue
-        applied = degree if i <= degree_until else 1.0
-        degree, degree_until = 1.0, -1
-        orphan = None
+        if entry.score == 0.0:
+            # A cue that only names a tag ("again", "as usual") leaves a degree word before it
+            # to the feeling after it, or to itself ("this fucking laptop froze again").
+            applied = 1.0
+        else:
+            applied = degree if i <= degree_until else 1.0
+            degree, degree_until = 1.0, -1
+            orphan = None
         negated, boost = (False, 1.0) if entry.interjection else _negation(words, i, lex, entry)
         if negated and applied > 1.0:
             applied = 1.0 / applied  # "not very good" is only mildly bad
