@@ -2,7 +2,9 @@
 
 1. Candidates from lexical search (BM25 over kioku's own terms, the query's question words left
    out) and vector search (the configured embedder's vectors only), in the owner's scope,
-   archive included when ``archive.enable_archive_recall`` is on.
+   archive included when ``archive.enable_archive_recall`` is on. With conversation context
+   on, the best lexical matches and the turns around them are scored again with their
+   neighbours' terms lent (:mod:`.neighbour_terms`).
 2. Match = ``vector_weight × cosine + lexical_weight × BM25 / best BM25``. The best matches lend
    ``context_weight × match`` to the candidates recorded just before and after them in their
    session (half as much to the second on each side): relevance = match + that, at most 1.
@@ -51,6 +53,7 @@ from kioku.ports.embedder import Embedder, TextEmbedder
 from kioku.ports.store import MemoryFilter, ScoringFields, Store
 from kioku.service.recall.balance import rank_down
 from kioku.service.recall.mood import SessionMood, session_key
+from kioku.service.recall.neighbour_terms import widen
 from kioku.service.recall.results import Recalled, RecallResult, memories_block
 from kioku.service.recall.scoring import coverage_of, match_of, score_of, to_recalled
 from kioku.service.recall.traces import log_recall, record_traces
@@ -215,6 +218,8 @@ def run_recall(
         lexical: dict[str, float] = {}
         if weights.lexical > 0 and terms:
             lexical = dict(store.search_lexical(terms, flt, weights.candidates))
+        if lexical and weights.context > 0:
+            lexical = widen(store, flt, terms, lexical)
     vector = None
     if embedder is not None and weights.vector > 0:
         vector = query_vector(embedder, text)

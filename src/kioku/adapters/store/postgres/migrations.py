@@ -28,6 +28,7 @@ from kioku.adapters.store.postgres.schema import (
     V7_ERASURE,
     V9_LEXICAL_SLOTS,
     V10_ARCHIVE_INDEXES,
+    V11_SESSION_INDEX,
 )
 from kioku.core.timefmt import format_ts
 from kioku.errors import KiokuError, StoreError
@@ -119,6 +120,7 @@ MIGRATIONS: Final[tuple[Migration, ...]] = (
     Migration(8, "row security policies", (_owner_policies,)),
     Migration(9, "lexical sample slots", (_sql_step(*V9_LEXICAL_SLOTS),)),
     Migration(10, "batch archive indexes", (_sql_step(*V10_ARCHIVE_INDEXES),)),
+    Migration(11, "session index", (_sql_step(*V11_SESSION_INDEX),)),
 )
 
 #: The schema version this code writes and expects.

@@ -67,6 +67,7 @@ __all__ = [
     "V7_ERASURE",
     "V9_LEXICAL_SLOTS",
     "V10_ARCHIVE_INDEXES",
+    "V11_SESSION_INDEX",
 ]
 
 V1_CORE: Final = (
@@ -434,4 +435,9 @@ V10_ARCHIVE_INDEXES: Final = (
     "CREATE INDEX idx_archive_scope ON memories (user_id, agent_id, kind, protected, created_utc) "
     "WHERE archived_at IS NOT NULL",
     "CREATE INDEX idx_revival_requested ON memories (id) WHERE revival_requested",
+)
+
+#: The turns of a session in order, which recall reads around its best matches.
+V11_SESSION_INDEX: Final = (
+    "CREATE INDEX idx_memories_session ON memories (session_id, created_utc)",
 )

@@ -24,7 +24,8 @@ API keys (see :mod:`kioku.adapters.store.sqlite.keys_schema`). Version 11 adds t
 that lets a vector cache catch up on other writes (see
 :mod:`kioku.adapters.store.sqlite.vector_version`); it starts empty, so a cache from before it
 is loaded again once. Version 12 adds two partial indexes for the batch: archive counts per
-scope and revival requests (see :mod:`kioku.adapters.store.sqlite.lifecycle`).
+scope and revival requests (see :mod:`kioku.adapters.store.sqlite.lifecycle`). Version 13 adds
+an index of each session's turns in order, which recall reads around its best matches.
 """
 
 from __future__ import annotations
@@ -91,6 +92,13 @@ def _create_lifecycle_log(conn: sqlite3.Connection) -> None:
     from kioku.adapters.store.sqlite.lifecycle import CREATE_LOG
 
     _sql_step(*CREATE_LOG)(conn)
+
+
+#: The turns of a session in order: recall reads those around its best matches
+#: (:mod:`kioku.service.recall.neighbour_terms`), and without it each read scans the owner.
+SESSION_INDEX: Final = (
+    "CREATE INDEX IF NOT EXISTS idx_memories_session ON memories(session_id, created_utc)",
+)
 
 
 def _create_archive_indexes(conn: sqlite3.Connection) -> None:
@@ -162,6 +170,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(10, "api_keys", (_sql_step(*keys_schema.KEYS_SCHEMA),)),
     Migration(11, "vector_log", (_sql_step(*vector_version.VECTOR_LOG_SCHEMA),)),
     Migration(12, "batch_archive_indexes", (_create_archive_indexes,)),
+    Migration(13, "session_index", (_sql_step(*SESSION_INDEX),)),
 )
 
 #: The schema version this code writes and expects.
