@@ -115,12 +115,18 @@ def test_each_day_the_file_and_its_tail_answer_as_the_rows(
         other.close()
 
 
-def test_a_large_file_gets_a_tail_and_keeps_its_bytes(tmp_path: Path) -> None:
+def _first_day(tmp_path: Path) -> tuple[Path, VectorFiles, SqliteStore, list[str], list[int]]:
+    """A store of 40 memories whose file a first day wrote (tails allowed at any size)."""
     path = tmp_path / "m.db"
     files = VectorFiles(path, quantised_max_rows=0)
     other, ids, counter = _start(path, rows=40)
+    _day(path, files)
+    return path, files, other, ids, counter
+
+
+def test_a_large_file_gets_a_tail_and_keeps_its_bytes(tmp_path: Path) -> None:
+    path, files, other, ids, counter = _first_day(tmp_path)
     try:
-        _day(path, files)
         base = files.path(MODEL)
         tail = files.tail_path(MODEL)
         assert base is not None
@@ -155,11 +161,8 @@ def test_a_large_file_gets_a_tail_and_keeps_its_bytes(tmp_path: Path) -> None:
 
 
 def test_too_many_changes_write_the_whole_file_and_drop_the_tail(tmp_path: Path) -> None:
-    path = tmp_path / "m.db"
-    files = VectorFiles(path, quantised_max_rows=0)
-    other, ids, counter = _start(path, rows=40)
+    path, files, other, ids, counter = _first_day(tmp_path)
     try:
-        _day(path, files)
         _apply(other, "add", [((0.0, 0.0, 1.0, 0.0), ("ben", "a"))], ids, counter)
         _, written, _ = _day(path, files)
         tail = files.tail_path(MODEL)
@@ -200,10 +203,7 @@ def test_a_file_with_a_quantised_copy_is_written_whole(tmp_path: Path) -> None:
 
 
 def _with_tail(tmp_path: Path) -> tuple[Path, VectorFiles, SqliteStore, list[str], list[int]]:
-    path = tmp_path / "m.db"
-    files = VectorFiles(path, quantised_max_rows=0)
-    other, ids, counter = _start(path, rows=40)
-    _day(path, files)
+    path, files, other, ids, counter = _first_day(tmp_path)
     _apply(other, "add", [((0.0, 0.0, 1.0, 0.0), ("ben", "a"))], ids, counter)
     _, written, _ = _day(path, files)
     assert written == files.tail_path(MODEL)
