@@ -122,3 +122,48 @@ def test_length_counts_the_neighbours(weight: float) -> None:
     }
     scores = neighbour_bm25(["kid"], terms, {"short": (), "long": ("chatty",)}, IDF, weight)
     assert scores["short"] > scores["long"] > 0
+
+
+def _plain_bm25(
+    query: list[str],
+    terms: dict[str, frozenset[str]],
+    neighbours: dict[str, tuple[str, ...]],
+    weight: float,
+) -> dict[str, float]:
+    """The scoring spelled out term by term, neighbour by neighbour."""
+    empty: frozenset[str] = frozenset()
+    wanted = list(dict.fromkeys(query))
+    if not neighbours or not wanted:
+        return dict.fromkeys(neighbours, 0.0)
+    length = {
+        key: len(terms.get(key, empty)) + sum(len(terms.get(n, empty)) for n in around)
+        for key, around in neighbours.items()
+    }
+    mean = math.fsum(length.values()) / len(length)
+    scores = {}
+    for key, around in neighbours.items():
+        norm = 1.0 - 0.75 + (0.75 * length[key] / mean if mean > 0 else 0.0)
+        total = 0.0
+        for term in wanted:
+            count = float(term in terms.get(key, empty))
+            count += weight * sum(1 for n in around if term in terms.get(n, empty))
+            if count > 0:
+                total += IDF.get(term, 0.0) * count * 2.2 / (count + 1.2 * norm)
+        scores[key] = max(0.0, total)
+    return scores
+
+
+@given(
+    _memories(),
+    st.lists(st.sampled_from(["kid", "exhibit", "dinosaur", "cake", "bus", "kid"]), max_size=6),
+    st.floats(0.0, 1.0),
+)
+def test_the_scores_are_those_of_the_plain_term_by_term_sum(
+    memories: tuple[dict[str, frozenset[str]], dict[str, tuple[str, ...]]],
+    query: list[str],
+    weight: float,
+) -> None:
+    terms, neighbours = memories
+    assert neighbour_bm25(query, terms, neighbours, IDF, weight) == _plain_bm25(
+        query, terms, neighbours, weight
+    )

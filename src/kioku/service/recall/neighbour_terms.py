@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -69,15 +69,22 @@ def neighbour_bm25(
         for key, around in neighbours.items()
     }
     mean = math.fsum(length.values()) / len(length)
+    # The query terms each memory holds (a long prompt has dozens of terms, a memory few).
+    asked = frozenset(wanted)
+    held = {key: value & asked for key, value in terms.items()}
     scores: dict[str, float] = {}
     for key, around in neighbours.items():
         norm = 1.0 - _B + (_B * length[key] / mean if mean > 0 else 0.0)
+        own = held.get(key, empty)
+        lent: Counter[str] = Counter()
+        for n in around:
+            lent.update(held.get(n, empty))
         total = 0.0
         for term in wanted:
-            count = float(term in terms.get(key, empty))
-            count += weight * sum(1 for n in around if term in terms.get(n, empty))
-            if count > 0:
-                total += idf.get(term, 0.0) * count * (_K1 + 1) / (count + _K1 * norm)
+            if term not in own and term not in lent:
+                continue  # a count of 0 adds nothing
+            count = float(term in own) + weight * lent[term]
+            total += idf.get(term, 0.0) * count * (_K1 + 1) / (count + _K1 * norm)
         scores[key] = max(0.0, total)
     return scores
 

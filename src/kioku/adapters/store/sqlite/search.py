@@ -440,6 +440,7 @@ def indexed_terms(conn: sqlite3.Connection, memory_ids: Iterable[str]) -> dict[s
                 row = indexed.get(slot)
                 if row is not None and row[0] == memory_id:
                     found[memory_id] = frozenset(row[1].lower().split())
+                    break  # a memory has one row
         return found
     for start in range(0, len(wanted), _TERMS_CHUNK):
         chunk = wanted[start : start + _TERMS_CHUNK]
