@@ -15,6 +15,25 @@ from __future__ import annotations
 
 from typing import Final
 
+from .clause_en import (
+    _AFTER_FACTOR,
+    _AFTER_FIRST,
+    _CLAUSE_BREAK,
+    _COMPARATIVE_BOOST,
+    _COMPARATIVE_LINK,
+    _COUNTERFACTUAL_NEGATIVE,
+    _COUNTERFACTUAL_POSITIVE,
+    _DEGREE_REACH,
+    _NEEDS_SUBJECT,
+    _NOT_UN,
+    _WISHED_FOR,
+    _after_intensifier,
+    _counterfactual,
+    _has_subject,
+    _hypothetical,
+    _negation,
+    _wished_for,
+)
 from .events_en import _BASE as _EVENT_BASE
 from .events_en import _EVENTS, match_events
 from .hits import Hit
@@ -25,51 +44,7 @@ from .tokenize_en import Word, stem_candidates
 
 __all__ = ["feeling_bound", "match_english"]
 
-_NEG_REACH: Final = 4
-_DEGREE_REACH: Final = 3
-_CLAUSE_BREAK: Final = frozenset(
-    {".", ",", ";", ":", "!", "?", "but", "however", "though", "although", "and", "or", "because"}
-)
-_SUBJECTS: Final = frozenset(
-    {"i", "we", "you", "they", "he", "she", "people", "everyone", "who", "i'd", "we'd", "u"}
-)
-_BETWEEN_SUBJECT: Final = frozenset(
-    {
-        "really",
-        "do",
-        "does",
-        "did",
-        "don't",
-        "didn't",
-        "doesn't",
-        "also",
-        "just",
-        "totally",
-        "would",
-        "kinda",
-        "actually",
-        "still",
-        "always",
-        "never",
-        "dont",
-        "didnt",
-        "not",
-        "will",
-        "won't",
-        "should",
-        "so",
-        "quite",
-        "sure",
-        "definitely",
-        "absolutely",
-        "honestly",
-        "genuinely",
-    }
-)
-_PRONOUNS: Final = frozenset({"i", "we", "you", "they", "he", "she", "u", "i'd", "we'd"})
-_LIKE_OBJECT: Final = frozenset(
-    {"this", "that", "these", "those", "him", "her", "them", "you", "me", "us"}
-)
+
 #: Acknowledgements carry no feeling (labelling guide: "ok" is neutral).
 _ACK_CORE: Final = frozenset(
     {"ok", "okay", "k", "kk", "cool", "fair", "noted", "alright", "gotcha", "sure", "nope", "yep"}
@@ -78,39 +53,8 @@ _ACK: Final = _ACK_CORE | frozenset(
     {"yup", "yeah", "yes", "no", "lol", "haha", "enough", "got", "it", "that's", "thats"}
     | {"all", "for", "now", "makes", "sense", "then", "right", "sounds", "good", "fine"}
 )
-#: Words that only express a feeling when a person is the subject ("I like", not "looks like").
-_NEEDS_SUBJECT: Final = frozenset({"like", "likes", "liked", "miss", "missed", "care", "wish"})
-#: Words that start with "un" but are not "un-" + a listed word.
-_NOT_UN: Final = frozenset({"unlike", "unless", "until", "understand", "understood", "united"})
-_NOT_NEGATING_NEXT: Final = frozenset({"only", "doubt", "wonder", "matter"})
-_HYPOTHETICAL: Final = frozenset({"if", "unless", "whether"})
-#: "can't stop smiling", "couldn't help laughing": the feeling is there, not denied.
-_UNSTOPPABLE: Final = frozenset({"stop", "stopped", "help"})
-#: "never been happier", "can't get any worse": a negated comparative is a superlative.
-_COMPARATIVE_LINK: Final = frozenset(
-    {"be", "been", "get", "gets", "getting", "feel", "felt", "any"}
-)
-_COMPARATIVE_BOOST: Final = 1.4
-#: "would have been nice", "could've been worse": a feeling that did not happen.
-_COUNTERFACTUAL_MODALS: Final = frozenset({"would", "could", "might"})
-_COUNTERFACTUAL_CONTRACTED: Final = frozenset(
-    {"would've", "could've", "might've", "wouldve", "couldve"}
-)
-_COUNTERFACTUAL_POSITIVE: Final = -0.5
-_COUNTERFACTUAL_NEGATIVE: Final = -0.35
-#: "cute af", "cool as fuck", "happy as hell": swearing after a feeling intensifies it.
-_AFTER_INTENSIFIERS: Final = (("af",), ("asf",), ("as", "fuck"), ("as", "hell"), ("as", "shit"))
-_AFTER_FACTOR: Final = 1.4
-_AFTER_FIRST: Final = frozenset(p[0] for p in _AFTER_INTENSIFIERS)
 #: The words an achievement or loss event can start with ("passed", "lost", "win").
 _EVENT_WORDS: Final = frozenset(_EVENTS) | frozenset(_EVENT_BASE)
-#: "I hope they fix it", "I wish it were easier": the wished-for state is not felt yet; the
-#: wish itself (hope, wish) carries the feeling.
-_WISHING: Final = frozenset({"hope", "hoping", "hopefully", "wish", "wishing", "pray", "praying"})
-#: "I wish I was happy", "wish it were easier": a wish about the present is for what is missing.
-_WISH: Final = frozenset({"wish", "wished", "wishing"})
-_WISH_PAST: Final = frozenset({"was", "were", "had", "could", "would"})
-_WISHED_FOR: Final = 0.5
 
 
 def _lookup(lex: EnLexicon, word: str, stop: frozenset[str]) -> Entry | None:
@@ -138,118 +82,6 @@ def _un_word(lex: EnLexicon, word: str, stop: frozenset[str]) -> Entry | None:
                 return Entry(word, -0.75 * entry.score, entry.arousal, ())
             return Entry(word, -0.35 * entry.score, entry.arousal, ())
     return None
-
-
-def _has_subject(words: list[Word], i: int) -> bool:
-    if words[i].low == "like" and i + 1 < len(words) and words[i + 1].low in _LIKE_OBJECT:
-        # "people like this", "guys like him": a comparison unless a pronoun likes it.
-        j = i - 1
-        while j > 0 and words[j].low in _BETWEEN_SUBJECT:
-            j -= 1
-        if j < 0 or words[j].low not in _PRONOUNS:
-            return False
-    j = i - 1
-    while j >= 0 and i - j <= 4:
-        low = words[j].low
-        if low in _SUBJECTS:
-            return True
-        if low not in _BETWEEN_SUBJECT:
-            return False
-        j -= 1
-    return False
-
-
-def _negator_at(words: list[Word], i: int, lex: EnLexicon) -> int:
-    """Index of the negator that governs word ``i``, or -1."""
-    j = i - 1
-    while j >= 0 and i - j <= _NEG_REACH:
-        low = words[j].low
-        if low in _CLAUSE_BREAK:
-            return -1
-        if (low in lex.negators or low.endswith("n't")) and (
-            j + 1 >= len(words) or words[j + 1].low not in _NOT_NEGATING_NEXT
-        ):
-            return j
-        j -= 1
-    return -1
-
-
-def _is_comparative(word: str, entry: Entry) -> bool:
-    return word in ("better", "worse") or (
-        word != entry.term and word.endswith(("er", "ier")) and not entry.term.endswith("er")
-    )
-
-
-def _negation(words: list[Word], i: int, lex: EnLexicon, entry: Entry) -> tuple[bool, float]:
-    """Whether word ``i`` is negated, and a degree factor when the negation intensifies."""
-    # "never been this happy", "never felt so alone": an intensifier, not a negation.
-    window = {w.low for w in words[max(0, i - 3) : i]}
-    if "never" in window and window & {"this", "so", "more", "as"}:
-        return False, 1.0
-    j = _negator_at(words, i, lex)
-    if j < 0:
-        return False, 1.0
-    between = {w.low for w in words[j + 1 : i]}
-    if between & _UNSTOPPABLE:
-        return False, 1.0
-    if between & _COMPARATIVE_LINK and _is_comparative(words[i].low, entry):
-        return False, _COMPARATIVE_BOOST
-    return True, 1.0
-
-
-def _counterfactual(words: list[Word], i: int) -> bool:
-    """A feeling that did not happen, in the clause before word ``i``.
-
-    "would have been nice", "could've been worse", "I wish I was happy".
-    """
-    j = i - 1
-    past = False
-    while j >= 0 and i - j <= 5:
-        low = words[j].low
-        if low in _CLAUSE_BREAK:
-            return False
-        if low in _COUNTERFACTUAL_CONTRACTED or (
-            low == "have" and j > 0 and words[j - 1].low in _COUNTERFACTUAL_MODALS
-        ):
-            return True
-        if low in _WISH and past:
-            return True
-        past = past or low in _WISH_PAST
-        j -= 1
-    return False
-
-
-def _wished_for(words: list[Word], i: int) -> bool:
-    j = i - 1
-    while j >= 0 and i - j <= 6:
-        low = words[j].low
-        if low in _CLAUSE_BREAK:
-            return False
-        if low in _WISHING:
-            return True
-        j -= 1
-    return False
-
-
-def _after_intensifier(words: list[Word], i: int) -> int:
-    """Length of an intensifier right after a feeling word ("cute af", "cool as fuck")."""
-    for phrase in _AFTER_INTENSIFIERS:
-        n = len(phrase)
-        if i + n <= len(words) and tuple(w.low for w in words[i : i + n]) == phrase:
-            return n
-    return 0
-
-
-def _hypothetical(words: list[Word], i: int) -> bool:
-    j = i - 1
-    while j >= 0 and i - j <= 6:
-        low = words[j].low
-        if low in (".", ";", "!", "?", "but"):
-            return False
-        if low in _HYPOTHETICAL:
-            return True
-        j -= 1
-    return False
 
 
 def _phrases(lows: list[str], i: int, lex: EnLexicon) -> tuple[int, int]:
