@@ -13,7 +13,6 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
@@ -142,18 +141,26 @@ _TEXT = st.text(
 ) | st.sampled_from(["Caroline: I love hiking.", "今日は東京で会議がありました。", "ok"])
 
 
+@pytest.fixture(scope="module")
+def engine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Kioku]:
+    """A real engine with the default (offline) embedder."""
+    with Kioku.open(tmp_path_factory.mktemp("embed") / "home", env={}) as kioku:
+        yield kioku
+
+
 @settings(max_examples=150, deadline=None)
-@given(_TEXT, _TEXT)
-def test_the_memorys_vector_is_the_numpy_paths_bit_for_bit(trigger: str, content: str) -> None:
+@given(trigger=_TEXT, content=_TEXT)
+def test_the_memorys_vector_is_the_numpy_paths_bit_for_bit(
+    engine: Kioku, trigger: str, content: str
+) -> None:
     import numpy as np
 
     from kioku.service.vectors import embed_memory
 
-    embedder = HashEmbedder(384)
-
-    engine = SimpleNamespace(embedder=embedder)  # all embed_memory reads of an engine
+    embedder = engine.embedder
+    assert isinstance(embedder, HashEmbedder)
     memory = build_memory(3, trigger=trigger, content=content)
-    vector = embed_memory(engine, memory).embedding  # type: ignore[arg-type]
+    vector = embed_memory(engine, memory).embedding
     assert vector is not None
     assert vector.model == embedder.model_id
     row = embedder.embed([f"{trigger}\n{content}"])[0]

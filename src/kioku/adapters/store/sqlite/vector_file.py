@@ -106,7 +106,7 @@ def damaged_files(db_path: Path) -> list[str]:
         return []
     problems: list[str] = []
     for entry in sorted(directory.iterdir()):
-        if entry.name.endswith(TAIL_SUFFIX) and not entry.name.startswith("."):
+        if entry.name.endswith(TAIL_SUFFIX):
             try:
                 check_tail(entry)
             except Exception as exc:
