@@ -3,7 +3,8 @@
 
     python3 tasks.py demo    # the main job: a guided tour on the embedded default store
     python3 tasks.py test    # lint, type-check and the whole test suite (installs Debian's
-                             # chromium for the web UI's browser tests when run as root)
+                             # chromium and pgbouncer for the tests that need them when
+                             # run as root)
     python3 tasks.py test -m "not slow" tests/unit   # any further arguments go to pytest
 
 The tests run on every core (pytest-xdist ``-n auto``) unless the arguments choose ``-n``
@@ -70,34 +71,35 @@ def _parallel(pytest_args: list[str]) -> list[str]:
     return ["-n", "auto"]
 
 
-CHROMIUM = Path("/usr/bin/chromium")
+#: Debian packages some tests need: each with the file it installs and what it is for.
+DEBIAN_PACKAGES = (
+    ("chromium", Path("/usr/bin/chromium"), "the web UI's browser tests"),
+    ("pgbouncer", Path("/usr/sbin/pgbouncer"), "the PostgreSQL tests through PgBouncer"),
+)
 
 
-def ensure_chromium() -> None:
-    """Install Debian's chromium for the web UI's browser tests when it is missing and we can
-    (apt-get, as root); a failed install stops the run. Elsewhere those tests skip and say
-    how to install it."""
-    if CHROMIUM.exists():
+def ensure_debian_packages() -> None:
+    """Install the Debian packages of :data:`DEBIAN_PACKAGES` that are missing, when we can
+    (apt-get, as root); a failed install stops the run. Elsewhere the tests that need them
+    skip and say how to install them."""
+    missing = [(name, why) for name, path, why in DEBIAN_PACKAGES if not path.exists()]
+    if not missing:
         return
+    names = [name for name, _ in missing]
+    command = "apt-get install --no-install-recommends " + " ".join(names)
     apt = shutil.which("apt-get")
     if apt is None or not hasattr(os, "geteuid") or os.geteuid() != 0:
-        print(
-            f"{CHROMIUM} is missing: the web UI tests will be skipped "
-            "(as root on Debian: apt-get install --no-install-recommends chromium)",
-            flush=True,
-        )
+        for name, why in missing:
+            print(f"{name} is missing: {why} will be skipped (as root on Debian: {command})")
         return
-    print(f"{CHROMIUM} is missing: installing Debian's chromium for the web UI tests", flush=True)
+    for name, why in missing:
+        print(f"{name} is missing: installing Debian's {name} for {why}", flush=True)
     env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
     try:
         _run(apt, "update", env=env)
-        _run(apt, "install", "-y", "--no-install-recommends", "chromium", env=env)
+        _run(apt, "install", "-y", "--no-install-recommends", *names, env=env)
     except (OSError, subprocess.CalledProcessError) as exc:
-        print(
-            f"could not install chromium ({exc}), which the web UI tests need. "
-            "Install it with: apt-get install --no-install-recommends chromium",
-            flush=True,
-        )
+        print(f"could not install {', '.join(names)} ({exc}). Install with: {command}", flush=True)
         raise
 
 
@@ -118,7 +120,7 @@ def test(pytest_args: list[str]) -> None:
         "tasks.py",
     )
     _run(PY, "-m", "mypy", "src")
-    ensure_chromium()
+    ensure_debian_packages()
     # The slowest tests are listed at the end, to keep the whole run within its budget.
     durations = [] if any(a.startswith("--durations") for a in pytest_args) else ["--durations=25"]
     _run(PY, "-m", "pytest", *_parallel(pytest_args), *durations, *pytest_args)

@@ -36,6 +36,10 @@ Conn = psycopg.Connection[tuple[object, ...]]
 DEFAULT_POOL_MAX: Final = 8
 DEFAULT_TIMEOUT_S: Final = 30.0
 _RULES_HINT: Final = "validate memories before storing them; nothing was written"
+_OWNER: Final = (
+    "SELECT set_config('kioku.all_users', %s, false), set_config('kioku.user_id', %s, false)"
+)
+_OWNER_AND_PATH: Final = f"{_OWNER}, set_config('search_path', %s, false)"
 
 
 def redacted(url: str) -> str:
@@ -80,20 +84,31 @@ def create_schema(url: str, schema: str, timeout_s: float) -> None:
             ) from None
 
 
-def owner_settings(owner: str | None) -> Callable[[Conn], None]:
+def owner_settings(owner: str | None, schema: str | None = None) -> Callable[[Conn], None]:
     """What every new connection of a pool runs first: the session settings the row security
     policies read (migration 8). ``owner`` None: store-wide (``kioku.all_users`` on); else
     bound to that user (``kioku.user_id``), so with row-level security enabled the session
-    sees and writes that user's rows only, whatever a statement's filter."""
+    sees and writes that user's rows only, whatever a statement's filter. ``schema``: the
+    session's ``search_path`` becomes that schema, then ``public`` (where pgvector usually
+    is). It is set here, on the connection, rather than as a startup parameter in the URL
+    (``options``), which connection poolers such as PgBouncer refuse."""
+
+    settings = ("off" if owner is not None else "on", owner or "")
 
     def configure(conn: Conn) -> None:
-        conn.execute(
-            "SELECT set_config('kioku.all_users', %s, false), "
-            "set_config('kioku.user_id', %s, false)",
-            ("off" if owner is not None else "on", owner or ""),
-        )
+        if schema is None:
+            conn.execute(_OWNER, settings)
+        else:
+            conn.execute(_OWNER_AND_PATH, (*settings, f"{_quoted(conn, schema)}, public"))
 
     return configure
+
+
+def _quoted(conn: Conn, name: str) -> str:
+    """``name`` as an SQL identifier (quoted, so its case and characters are kept)."""
+    from psycopg import sql
+
+    return sql.Identifier(name).as_string(conn)
 
 
 def enable_row_security(conn: Conn, tables: Sequence[str], lock: LiteralString) -> list[str]:

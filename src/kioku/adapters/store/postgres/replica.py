@@ -67,13 +67,13 @@ _log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
 
-def replica_conninfo(read_url: str, options: str) -> str:
-    """``read_url`` with the primary's ``options`` (its ``search_path``); a URL libpq cannot
-    read is a StoreError naming ``store.read_url``."""
+def replica_conninfo(read_url: str) -> str:
+    """``read_url`` as a libpq connection string; a URL libpq cannot read is a StoreError
+    naming ``store.read_url``."""
     from psycopg.conninfo import make_conninfo
 
     try:
-        return make_conninfo(read_url, options=options)
+        return make_conninfo(read_url)
     except psycopg.ProgrammingError as exc:
         raise StoreError(
             f"the read replica's URL {redacted(read_url)} cannot be read: {first_line(exc)}",
@@ -117,6 +117,7 @@ class Replica:
         seconds = max(2, round(self._timeout))
         try:
             with psycopg.connect(self._url, autocommit=True, connect_timeout=seconds) as conn:
+                self._configure(conn)
                 row = conn.execute(
                     "SELECT pg_is_in_recovery(), "
                     "EXTRACT(EPOCH FROM now() - pg_last_xact_replay_timestamp())::float8"

@@ -101,34 +101,37 @@ class PostgresStore(
         owner: str | None = None,
         row_security: bool = False,
         read_url: str | None = None,
+        schema: str | None = None,
     ) -> None:
         """``row_security``: enable the owner policies on the tables with ``user_id``
         (migration 8), and with ``owner`` bind every connection to that user, so that even
         a statement without a filter sees and writes that user's rows only. Without
         ``owner`` (or without ``row_security``) the connections are store-wide.
-        ``read_url``: a streaming replica of the server for searches (:mod:`.replica`)."""
+        ``read_url``: a streaming replica of the server for searches (:mod:`.replica`).
+        ``schema``: each connection searches that schema, then ``public`` (set once
+        connected); None: the ``search_path`` the URL and the server give."""
         self._where = redacted(url)
         self._held = _Held()
         bound = owner if row_security else None
         self.owner = bound
         with translating(self._where):
             pool = open_pool(
-                url, max_size=pool_max, timeout=timeout_s, configure=owner_settings(bound)
+                url, max_size=pool_max, timeout=timeout_s, configure=owner_settings(bound, schema)
             )
         try:
             with translating(self._where), pool.connection() as conn:
-                owner_settings(None)(conn)  # migrations see every row
+                owner_settings(None, schema)(conn)  # migrations see every row
                 migrations.migrate(conn)
                 if row_security:
                     enable_row_security(conn, migrations.OWNER_TABLES, _SCHEMA_LOCK)
-                owner_settings(bound)(conn)
+                owner_settings(bound, schema)(conn)
         except BaseException:
             pool.close()
             raise
         self._pool: psycopg_pool.ConnectionPool | None = pool
         self._replica: Replica | None = None
         if read_url:
-            self._replica = Replica(read_url, pool_max, timeout_s, owner_settings(bound))
+            self._replica = Replica(read_url, pool_max, timeout_s, owner_settings(bound, schema))
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -481,19 +484,18 @@ def open_postgres_schema(
     read_url: str | None = None,
 ) -> PostgresStore:
     """Open the store kept in ``schema`` of the server at ``url``, creating the schema when
-    it is missing. Its connections search ``schema`` first, then ``public`` (where pgvector
-    is usually installed); the URL's own ``options`` are replaced, and so are those of
-    ``read_url`` (a read replica: nothing is created there). ``owner``, ``row_security``
-    and ``read_url``: as :class:`PostgresStore`."""
-    from psycopg.conninfo import make_conninfo
-
+    it is missing. Each of its connections, on the server and on ``read_url`` (a read
+    replica: nothing is created there), sets its ``search_path`` to ``schema``, then
+    ``public`` (where pgvector is usually installed), once connected: no startup parameter,
+    so a connection pooler in session mode (PgBouncer) sits in between unchanged.
+    ``owner``, ``row_security`` and ``read_url``: as :class:`PostgresStore`."""
     create_schema(url, schema, timeout_s)
-    options = f"-c search_path={schema},public"
     return PostgresStore(
-        make_conninfo(url, options=options),
+        url,
         pool_max=pool_max,
         timeout_s=timeout_s,
         owner=owner,
         row_security=row_security,
-        read_url=replica_conninfo(read_url, options) if read_url else None,
+        read_url=replica_conninfo(read_url) if read_url else None,
+        schema=schema,
     )
