@@ -2,7 +2,7 @@
 """Remembering LoCoMo turns under two code versions, interleaved: speed, or identical stores.
 
     python benchmarks/ingest_compare.py --base OLD_CHECKOUT/src --new src \
-        [--rounds 5] [--data ../shared/data/locomo/locomo_dev.json] [--check]
+        [--rounds 5] [--data ../shared/data/locomo/locomo_dev.json] [--check] [--batch N]
 
 Each run is a subprocess with ``PYTHONPATH`` set to one version's ``src``. It remembers every
 turn of every conversation as ``benchmarks/locomo.py`` ingests them: one ``remember_turn`` per
@@ -13,10 +13,18 @@ printed are each version's median and range of turns per second (timed turns ove
 wall time, and per second of the process's CPU time, which a busy machine disturbs less) and
 the ratio new / base of the medians.
 
+With ``--batch N`` the new version stores the timed turns the way an import of history
+does: ``prepare_turn`` for each, then ``store_turns`` on every ``N`` of them (one
+transaction each); the base version still remembers one turn at a time.
+
 With ``--check`` each version remembers the turns once instead, with its random numbers
 (memory ids, version stamps, keys) drawn from one seeded generator, and every row of every
 table of the two stores is compared; only columns holding the wall-clock time of the run
-(:data:`CLOCK_COLUMNS`) are left out. The check fails unless all rows are equal.
+(:data:`CLOCK_COLUMNS`) are left out. The check fails unless all rows are equal. With
+``--check --batch N`` the stores of the two ways of storing are compared as
+:func:`_logical_rows` reads them: what is stored, not how FTS5 lays out its segments (one
+flush per transaction) nor the random numbers drawn for cache versions, which the two ways
+draw in different numbers.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sqlite3
 import statistics
 import subprocess
@@ -40,11 +49,21 @@ CLOCK_COLUMNS = frozenset(
     {("memories", "updated_at"), ("relations", "created_at"), ("schema_migrations", "applied_at")}
 )
 
+#: Memory ids as kioku makes them.
+MEMORY_ID = re.compile(r"mem_[0-9]{8}_[0-9]{6}_[0-9a-f]{8}")
+#: Tables of how FTS5 lays the lexical index out (segments, and row sizes by slot).
+INDEX_LAYOUT = frozenset({"memories_fts_data", "memories_fts_idx", "memories_fts_docsize"})
+#: ``state`` rows of random numbers the store draws for itself: the versions of the vector
+#: and lexical caches, and the key of erasure digests (drawn when a store is made, so at
+#: another place in the seeded stream once a version stores with fewer draws).
+RANDOM_KEYS = frozenset({"vectors_version", "lexical_version", "erasure_key"})
+
 RUN = r"""
 import json, sys, time
 from datetime import timedelta
 from pathlib import Path
 data, out, warm, seeded = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
+batch = int(sys.argv[6])
 if seeded:  # every random number of the run from one seeded generator
     import os, random, secrets
     rng = random.Random(20240501)
@@ -64,16 +83,26 @@ for sample in json.loads(Path(data).read_text()):
     home = Path(out) / sample["sample_id"]
     with Kioku.open(home, user_id=sample["sample_id"], clock=clock, env={}) as kioku:
         done = 0
+        ready = []
         for number in sorted(dates):
             for offset, turn in enumerate(conv.get(f"session_{number}", [])):
                 at = dates[number] + timedelta(seconds=30 * offset)
                 if done == warm:
                     t0, c0 = time.perf_counter(), time.process_time()
-                kioku.remember_turn(
-                    locomo.turn_text(turn), "", at=at, session_id=f"s{number}",
+                said = dict(
+                    at=at, session_id=f"s{number}",
                     source_ids=[locomo.turn_id(turn)], source_timestamps=[at],
                 )
+                if batch == 1 or done < warm:
+                    kioku.remember_turn(locomo.turn_text(turn), "", **said)
+                else:
+                    ready.append(kioku.prepare_turn(locomo.turn_text(turn), "", **said))
+                    if len(ready) == batch:
+                        kioku.store_turns(ready)
+                        ready = []
                 done += 1
+        if ready:
+            kioku.store_turns(ready)
         seconds += time.perf_counter() - t0
         cpu += time.process_time() - c0
         turns += done - warm
@@ -81,10 +110,12 @@ print(json.dumps({"turns": turns, "seconds": seconds, "cpu": cpu}))
 """
 
 
-def _run(src: str, data: Path, out: Path, *, seeded: bool = False) -> dict[str, float]:
+def _run(
+    src: str, data: Path, out: Path, *, seeded: bool = False, batch: int = 1
+) -> dict[str, float]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KIOKU_")}
     env["PYTHONPATH"] = str(Path(src).resolve())
-    args = [str(data), str(out), str(WARM), "1" if seeded else "0", str(HERE)]
+    args = [str(data), str(out), str(WARM), "1" if seeded else "0", str(HERE), str(batch)]
     done = subprocess.run(
         [sys.executable, "-c", RUN, *args], env=env, capture_output=True, text=True, check=False
     )
@@ -110,16 +141,52 @@ def _rows(db: Path) -> dict[str, list[tuple[object, ...]]]:
     return found
 
 
-def check(base: str, new: str, data: Path) -> bool:
-    """Whether both versions leave the same rows in every table of every store."""
+def _logical_rows(db: Path) -> dict[str, list[tuple[object, ...]]]:
+    """:func:`_rows` as far as what is stored goes, not how: memory ids renamed by the order
+    of their memories (kind, time, text), the lexical index as its ``(memory, terms)`` rows
+    (not its segments, nor the slots hashed from ids), and the bookkeeping of cache versions
+    (``vector_log`` as its memory ids) and the random
+    numbers of :data:`RANDOM_KEYS` left out."""
+    conn = sqlite3.connect(db)
+    order = conn.execute(
+        "SELECT id FROM memories ORDER BY kind, created_utc, trigger, content, source_ids"
+    ).fetchall()
+    names = {str(memory_id): f"memory-{n}" for n, (memory_id,) in enumerate(order)}
+    conn.close()
+
+    def renamed(value: object) -> object:
+        return (
+            MEMORY_ID.sub(lambda m: names.get(m.group(), m.group()), value)
+            if isinstance(value, str)
+            else value
+        )
+
+    found: dict[str, list[tuple[object, ...]]] = {}
+    for table, rows in _rows(db).items():
+        if table in INDEX_LAYOUT:
+            continue
+        if table == "memories_fts_content":  # (slot, memory id, terms)
+            rows = [row[1:] for row in rows]
+        if table == "vector_log":  # (seq, version, memory id, reload)
+            rows = [row[2:] for row in rows]
+        if table == "state":
+            rows = [row for row in rows if row[0] not in RANDOM_KEYS]
+        found[table] = sorted((tuple(renamed(v) for v in row) for row in rows), key=repr)
+    return found
+
+
+def check(base: str, new: str, data: Path, batch: int = 1) -> bool:
+    """Whether both versions leave the same rows in every table of every store (with
+    ``batch``: the same rows as :func:`_logical_rows` reads them)."""
     same = True
+    read = _rows if batch == 1 else _logical_rows
     with tempfile.TemporaryDirectory() as tmp:
         homes = {src: Path(tmp) / name for src, name in ((base, "base"), (new, "new"))}
         for src, home in homes.items():
-            _run(src, data, home, seeded=True)
+            _run(src, data, home, seeded=True, batch=batch if src == new else 1)
         for store in sorted(homes[base].glob("*/memories.db")):
             conv = store.parent.name
-            old, now = _rows(store), _rows(homes[new] / conv / "memories.db")
+            old, now = read(store), read(homes[new] / conv / "memories.db")
             for table in sorted(set(old) | set(now)):
                 a, b = old.get(table), now.get(table)
                 if a != b:
@@ -138,9 +205,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--check", action="store_true", help="compare the stores row by row")
+    parser.add_argument(
+        "--batch",
+        type=int,
+        default=1,
+        help="the new version stores turns this many at a time (prepare_turn, store_turns)",
+    )
     args = parser.parse_args()
     if args.check:
-        same = check(args.base, args.new, args.data)
+        same = check(args.base, args.new, args.data, args.batch)
         print("identical" if same else "the stores differ")
         sys.exit(0 if same else 1)
     speeds: dict[str, dict[str, list[float]]] = {
@@ -150,7 +223,7 @@ def main() -> None:
         order = (args.base, args.new) if round_ % 2 == 0 else (args.new, args.base)
         for src in order:
             with tempfile.TemporaryDirectory() as tmp:
-                result = _run(src, args.data, Path(tmp))
+                result = _run(src, args.data, Path(tmp), batch=args.batch if src == args.new else 1)
             for clock in ("seconds", "cpu"):
                 speeds[src][clock].append(result["turns"] / result[clock])
             print(

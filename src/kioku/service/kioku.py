@@ -179,6 +179,15 @@ class Kioku(Runtime, Mind, Sleep):
 
         return store_turn(self, turn)
 
+    def store_turns(self, turns: Sequence[PreparedTurn]) -> list[RememberedTurn]:
+        """Store turns made by :meth:`prepare_turn` in one transaction (the caller's if there
+        is one): what :meth:`store_turn` on each in order stores, with the writes of the
+        turns shared (one insert of their memories, one flush of the lexical index), as an
+        import of history does. One result per turn, in order."""
+        from kioku.service.remember.batch import store_turns
+
+        return store_turns(self, turns)
+
     # -- reading ---------------------------------------------------------------------------
 
     def _scoped(self, **criteria: object) -> MemoryFilter:

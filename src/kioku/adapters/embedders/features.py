@@ -87,6 +87,8 @@ class Features:
 
 def normalize(text: str) -> str:
     """NFKC, case-folded, with typographic apostrophes made plain."""
+    if text.isascii():
+        return text.lower()  # NFKC leaves ASCII as it is, and casefold() is lower() on it
     return unicodedata.normalize("NFKC", text).casefold().replace("\u2019", "'")
 
 
@@ -152,15 +154,16 @@ def _script_lemmas(run: str) -> list[tuple[str, str]]:
 
 def extract_features(text: str, lemmatize: JapaneseLemmatizer | None = None) -> Features:
     """The features of ``text``; Japanese lemmas come from ``lemmatize`` (script runs if None)."""
-    feats = Features()
     norm = normalize(text)
     terms = english_terms(norm)
+    # Counted in one pass each: the same counts, keys in the same (first seen) order as
+    # adding one feature at a time.
+    feats = Features(
+        words=Counter(["w:" + term for term in terms]),
+        bigrams=Counter([f"b:{a} {b}" for a, b in itertools.pairwise(terms)]),
+        chars=Counter(itertools.chain.from_iterable(map(_word_chars, terms))),
+    )
     words = feats.words
-    for term in terms:
-        words["w:" + term] += 1
-        feats.chars.update(_word_chars(term))
-    for a, b in itertools.pairwise(terms):
-        feats.bigrams[f"b:{a} {b}"] += 1
     lemma_of = lemmatize or _script_lemmas
     runs = () if norm.isascii() else _CJK_RUN.get().finditer(norm)
     for match in runs:

@@ -24,7 +24,6 @@ import threading
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import TYPE_CHECKING, Final, Literal
 
 from kioku.digests import blake2b
@@ -52,8 +51,13 @@ _MAX_DIM: Final = 65536
 #: Texts embedded per internal batch (bounds the working memory).
 _CHUNK: Final = 1024
 _TINY: Final = 1e-12
-#: Features whose bucket and sign an embedder remembers (the cache is emptied when full).
-_SLOT_CACHE: Final = 1 << 16
+#: Features whose bucket and sign an embedder remembers (the cache is emptied when full): a
+#: feature's hash is computed once while it stays in this cache.
+_SLOT_CACHE: Final = 1 << 17
+#: ``1 + ln count`` for the counts below :data:`_GROWTH_KNOWN` (index 0 is unused), the same
+#: floats the expression gives, looked up instead of computed for every feature.
+_GROWTH_KNOWN: Final = 64
+_GROWTH: Final = tuple(1.0 + math.log(count) if count else 0.0 for count in range(_GROWTH_KNOWN))
 #: All-hiragana character n-grams are mostly grammar (した, ました): they count for less.
 _HIRAGANA_SCALE: Final = 0.3
 
@@ -69,8 +73,8 @@ class HashWeights(Record):
     chars: float = 0.7
 
 
-@lru_cache(maxsize=1 << 18)
 def _hash(feature: str) -> int:
+    """The 64-bit hash of a feature (an embedder keeps each feature's slot, see _slot)."""
     return int.from_bytes(blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
 
 
@@ -198,8 +202,8 @@ class HashEmbedder:
         """
         feats = self.features(text)
         weights = self._weights
-        slots = self._slots
-        log = math.log
+        slots = self._slots.get
+        new_slot = self._slot
         combined: dict[int, float] = {}
         for weight, counter in (
             (weights.words, feats.words),
@@ -210,12 +214,15 @@ class HashEmbedder:
                 continue
             group: dict[int, float] = {}
             get = group.get
-            for feature, count in counter.items():
-                slot = slots.get(feature) or self._slot(feature)
-                bucket, value = slot
+            for (bucket, scale), count in zip(
+                [slots(feature) or new_slot(feature) for feature in counter],
+                counter.values(),
+                strict=True,
+            ):
+                # The same product as scale * (1.0 + log(count)), looked up for small counts.
                 if count != 1:
-                    value *= 1.0 + log(count)
-                group[bucket] = get(bucket, 0.0) + value
+                    scale *= _GROWTH[count] if count < _GROWTH_KNOWN else 1.0 + math.log(count)
+                group[bucket] = get(bucket, 0.0) + scale
             norm = math.sqrt(math.fsum([v * v for v in group.values()]))
             if not norm > _TINY:
                 continue  # the group adds nothing
@@ -238,7 +245,8 @@ class HashEmbedder:
         scale = _HIRAGANA_SCALE if feature.startswith("h:") else 1.0
         # sign * (1 + ln count) * scale with sign = ±1 is exact in any order: the sign goes here.
         slot = (h % self._dim, -scale if h >> 63 else scale)
-        if len(self._slots) >= _SLOT_CACHE:
-            self._slots.clear()
-        self._slots[feature] = slot
+        slots = self._slots
+        if len(slots) >= _SLOT_CACHE:
+            slots.clear()
+        slots[feature] = slot
         return slot

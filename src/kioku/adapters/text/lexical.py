@@ -12,6 +12,7 @@ which recall uses to tell a prompt about something the store has never heard of.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Final
 
 from kioku.adapters.text.patterns import LazyPattern
@@ -53,6 +54,7 @@ _SENTENCE_ENDS: Final = frozenset(".!?。！？:;\n…")
 _MAX_CHARS: Final = 20_000
 
 
+@lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
     """Light, conservative suffix stripping: plurals, -ing, -ed, possessive."""
     word = word.replace("’", "'")

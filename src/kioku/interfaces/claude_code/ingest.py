@@ -105,12 +105,14 @@ def ingest_transcript(
         # the write lock and then sees these turns as stored.
         with kioku.store.atomic():
             stored = kioku.known_source_ids()
+            fresh = []
             for sid, ready in prepared:
                 if sid in stored:
                     already += 1
                     continue
-                remembered = kioku.store_turn(ready)
+                fresh.append(ready)
                 stored.add(sid)
+            for remembered in kioku.store_turns(fresh):
                 if remembered.known:  # stored meanwhile, or erased meanwhile: not added
                     already += 1
                     continue

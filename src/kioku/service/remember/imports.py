@@ -23,8 +23,9 @@ from kioku.core.validate import (
     check_turn_text,
 )
 from kioku.errors import ValidationError
+from kioku.service.remember.batch import store_turns
 from kioku.service.remember.known import known_source_ids
-from kioku.service.remember.storing import prepare_turn, store_turn
+from kioku.service.remember.storing import prepare_turn
 
 if TYPE_CHECKING:
     from kioku.service.engine import Engine
@@ -210,12 +211,10 @@ def import_turns(
             )
             for turn in chunk
         ]
-        with engine.store.atomic():
-            for ready in prepared:
-                remembered = store_turn(engine, ready)
-                if remembered.known:
-                    result.duplicates += 1
-                else:
-                    result.imported += 1
-                    result.memory_ids.append(remembered.memory.id)
+        for remembered in store_turns(engine, prepared):
+            if remembered.known:
+                result.duplicates += 1
+            else:
+                result.imported += 1
+                result.memory_ids.append(remembered.memory.id)
     return result

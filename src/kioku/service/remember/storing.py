@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterable
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Final, Literal, overload
@@ -29,12 +30,21 @@ from kioku.service.remember.turns import (
 from kioku.service.vectors import embed_memory, note_vector_model
 
 if TYPE_CHECKING:
+    from kioku.core.activity.events import ActivityEvent
     from kioku.core.model import Memory
     from kioku.core.profiles import ProfileClaim
     from kioku.ports.analyzer import Analysis
     from kioku.service.engine import Engine
 
-__all__ = ["PreparedTurn", "insert", "prepare_turn", "remember", "remember_turn", "store_turn"]
+__all__ = [
+    "PreparedTurn",
+    "insert",
+    "prepare_turn",
+    "remember",
+    "remember_turn",
+    "store_turn",
+    "turn_events",
+]
 
 #: Fresh ids drawn for one memory before its DuplicateIdError is let through.
 _ID_ATTEMPTS: Final = 8
@@ -165,11 +175,11 @@ def store_turn(engine: Engine, turn: PreparedTurn) -> RememberedTurn:
 
     with engine.store.atomic():
         try:
-            stored, known = _store(engine, turn.memory, generated_id=True, dedupe=True)
+            stored, known = _store(engine, turn.memory, generated_id=True, dedupe=True, own=False)
         except ProtectionLimitError as exc:
             warn(engine, f"stored without protection: {exc}")
             unprotected = replace(turn.memory, protected=False)
-            stored, known = _store(engine, unprotected, generated_id=True, dedupe=True)
+            stored, known = _store(engine, unprotected, generated_id=True, dedupe=True, own=False)
         if turn.session_id:
             engine.store.set_state(session_key(turn.session_id), SessionMood.of(stored).to_json())
         if not known:
@@ -180,8 +190,16 @@ def store_turn(engine: Engine, turn: PreparedTurn) -> RememberedTurn:
 
 def _log_turn(engine: Engine, stored: Memory, turn: PreparedTurn) -> None:
     """The turn's two sides in the activity log (spec 001: MSG< and MSG>)."""
+    from kioku.service.activity.log import log_events
+
+    log_events(engine, turn_events(engine, stored, turn))
+
+
+def turn_events(engine: Engine, stored: Memory, turn: PreparedTurn) -> list[ActivityEvent]:
+    """The activity lines of a stored turn: its two sides (spec 001: MSG< and MSG>) and the
+    provider failures of its analysis (ERR)."""
     from kioku.core.activity.events import EventType
-    from kioku.service.activity.log import log_events, make_event
+    from kioku.service.activity.log import make_event
 
     at = stored.source_timestamps[0] if stored.source_timestamps else stored.created
     session = turn.session_id
@@ -213,7 +231,7 @@ def _log_turn(engine: Engine, stored: Memory, turn: PreparedTurn) -> None:
         make_event(engine, EventType.ERROR, warning, at=at, memory_ids=[stored.id])
         for warning in turn.analysis.warnings
     ]
-    log_events(engine, events)
+    return events
 
 
 def remember_turn(
@@ -275,16 +293,20 @@ def _prepared(engine: Engine, memory: Memory, *, generated_id: bool) -> Memory:
 
 
 def _store(
-    engine: Engine, memory: Memory, *, generated_id: bool, dedupe: bool
+    engine: Engine, memory: Memory, *, generated_id: bool, dedupe: bool, own: bool = True
 ) -> tuple[Memory, bool]:
     """Store a prepared ``memory`` in one transaction (nested in the caller's, if any):
-    ``(the memory stored, False)``, or with ``dedupe`` ``(the one already stored, True)``."""
+    ``(the memory stored, False)``, or with ``dedupe`` ``(the one already stored, True)``.
+
+    Without ``own`` the caller's transaction is the memory's: every error below is raised
+    before anything is written (a taken id, an erased source and a full protection cap are
+    refused before the insert, which undoes itself), so no level of its own is needed."""
     from kioku.core.ids import make_memory_id
 
     store = engine.store
     for _ in range(_ID_ATTEMPTS):
         try:
-            with store.atomic():
+            with store.atomic() if own else nullcontext():
                 if dedupe:
                     existing = find_duplicate(store, memory)
                     if existing is not None:
