@@ -12,7 +12,7 @@ import re
 from collections import defaultdict
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kioku.adapters.analyzers.offline import arousal, context, expressive, irony_ja, protect, topics
@@ -46,6 +46,9 @@ _EN_PIECES = [
     *"fetch() `code` 404 x2 Remember PLEASE ToDo iPhone soooo nooo ok ha".split(),
     *["Yeah", "REMEMBER", "STILL", "ſtill", "ıt", "K", "orz", "OTL", "xD", "XD", "D:", ":)", ":-("],
     *[";)", "=P", ":/", "^^", "^_^", "¯\\_(ツ)_/¯", "_|￣|○", "(棒)", "/s", "/S", "w", "ww", "(:"],
+    *["(皮肉)", "（皮肉）", "#sarcasm", "/sarc", "/sarcasm", "nothing", "like", "stuck", "being"],
+    *"thanks for breaking my lucky me great what a such love how it when won't start".split(),
+    *"classic typical figures naturally forgot missed appreciate gotta got to yay".split(),
     *[" ", " ", "  ", ", ", ". ", "! ", "? ", "!?", "?!", "??", "...", "…", "~~", "\n", "'", '"'],
     *["“", "”", "‘", "’", "(", ")", "[", "]", "-", "=", ":", ";", "~", "!", "?", "."],
 ]
@@ -54,7 +57,8 @@ _JA_PIECES = [
     *"登録しといて".split(),
     *"重要だから 大事だから 頭に入れて ね よ 。 、 ！ ？ 笑 草 ｗ w (笑) 私 うちの".split(),
     *"さすが 流石 最高だわ 完璧 素晴らしいね すごいね お見事 天才か ついてるね".split(),
-    *"ありがたいね".split(),
+    *"ありがたいね ありがたいことで 楽しいなあ たのしいね いい一日だったわ 今日も残業".split(),
+    *"楽しい たのしい な ね わ です なー いい一日 だった".split(),
     *"いいね よかったね おめでとう 大ひっと 期待を裏切らない 感謝してます おかげで 今日も".split(),
     *"落ちた なくした 遅延 また残業 のに けど でも 電車 財布 テスト 教えて ください".split(),
     *"・・・ 。。 ーー っ 😭 😂 🎉 ♡ ☆ ★ ✨ 👍 ⤴ → 字 ア".split(),
@@ -185,6 +189,9 @@ _FACES = [
     "(sarcasm)",
     "ok /s",
     "(棒)",
+    "(皮肉)",
+    "ok #sarcasm",
+    "ok /sarc",
     "w",
     "ok!w",
     "草",
@@ -267,6 +274,11 @@ def test_arousal_cues_match_the_plain_patterns(text: str) -> None:
 
 @settings(max_examples=400)
 @given(st.one_of(texts, spaced))
+@example("楽しいね")
+@example("たのしいですわ")
+@example("楽しいなー")
+@example("いい一日です")
+@example("ありがたいこった")
 def test_irony_words_hold_every_span(text: str) -> None:
     if irony_ja._ANY_PRAISE_WORD.search(text) is None:
         assert irony_ja._OVERT.search(text) is None
@@ -410,6 +422,25 @@ def test_follows_matches_its_definition(lows: list[str]) -> None:
                 w.is_word or w.low == "," for w in span
             )
             assert _follows(words, i, phrase) == plain
+
+
+@settings(max_examples=500)
+@given(st.one_of(en_texts, en_texts.map(str.lower)))
+@example("Forgot it. Classic.")
+@example("missed the bus. typical")
+@example("Nothing like being stuck when the car won't start")
+@example("yeah right")
+def test_irony_gate_skips_only_what_read_irony_leaves_alone(text: str) -> None:
+    from kioku.adapters.analyzers.offline.irony_en import IRONY_FIRST, TURNABLE
+    from kioku.adapters.analyzers.offline.match_en import match_english
+
+    words = tokenize_en(text)
+    hits = match_english(words, en_lexicon(), english_stopwords())
+    gated = IRONY_FIRST.isdisjoint(w.low for w in words) and not any(
+        r.hit.term in TURNABLE and r.hit.score > 0 for r in hits
+    )
+    if gated:
+        assert read_irony(words, hits) == hits
 
 
 def test_irony_still_reads_set_phrases() -> None:

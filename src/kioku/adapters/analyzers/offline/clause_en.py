@@ -82,6 +82,8 @@ _NOT_UN: Final = frozenset({"unlike", "unless", "until", "understand", "understo
 
 
 _NOT_NEGATING_NEXT: Final = frozenset({"only", "doubt", "wonder", "matter"})
+#: "nothing like a cold beer", "nothing like getting ghosted": a superlative, not a negation.
+_NOTHING_LIKE: Final = frozenset({"like"})
 
 
 _HYPOTHETICAL: Final = frozenset({"if", "unless", "whether"})
@@ -169,6 +171,8 @@ def _negator_at(words: list[Word], i: int, lex: EnLexicon) -> int:
         if (low in lex.negators or low.endswith("n't")) and (
             j + 1 >= len(words) or words[j + 1].low not in _NOT_NEGATING_NEXT
         ):
+            if low == "nothing" and j + 1 < i and words[j + 1].low in _NOTHING_LIKE:
+                return -1
             return j
         j -= 1
     return -1

@@ -8,13 +8,21 @@ lower-casing (``XD`` and ``D:`` differ from ``xd``).
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from typing import Final
 
 from .hits import Hit
+from .irony_en import (
+    _IRONIC_SCORE,
+    _IRONIC_TAGS,
+    _SELF_IRONIC_TAGS,
+    IRONY,
+    IRONY_AT_SELF,
+)
 from .lexicon import Entry, emoji_table
 from .match_ja import RawHit
 
-__all__ = ["has_sarcasm_marker", "match_expressive"]
+__all__ = ["has_sarcasm_marker", "ironic_expressions", "laughing_tears", "match_expressive"]
 
 _EYES_HAPPY: Final = "▽∀≧≦ᴗ◡\\^"
 _KAOMOJI: Final = re.compile(r"[(\[][^()\[\]\n]{1,14}[)\]]")
@@ -58,7 +66,9 @@ _LAUGH_JA: Final = re.compile(
     r"(?=$|[\s!?！？。、.)）」])"
 )
 _SARCASM: Final = re.compile(
-    r"[(（]棒[)）]|(?<!\w)/s\b|\(sarcasm\)|\byeah,? right\b|\bsure,? jan\b", re.IGNORECASE
+    r"[(（](?:棒|皮肉)[)）]|(?<!\w)/s\b|(?<!\w)/sarc(?:asm)?\b|\(sarcasm\)|#sarcasm\b"
+    r"|\byeah,? right\b|\bsure,? jan\b",
+    re.IGNORECASE,
 )
 _VARIATION: Final = re.compile("[\ufe0e\ufe0f\U0001f3fb-\U0001f3ff\u200d]")
 #: Characters from U+2190 on: the only ones the emoji table is looked up for.
@@ -86,7 +96,7 @@ _STANDALONE_CUES: Final = tuple(
 _STANDALONE_ANY: Final = re.compile(r"[:;=^¯_]|[xX]D")
 #: Every match of :data:`_SARCASM` holds one of these, case folded (only the dotless ı matches an
 #: i without folding to one, and none of these needs an i).
-_SARCASM_NEEDS: Final = ("棒", "/s", "(sarcasm)", "yeah", "sure")
+_SARCASM_NEEDS: Final = ("棒", "皮肉", "/s", "sarcasm", "yeah", "sure")
 #: ASCII text matches :data:`_LAUGH_JA` only with a w at the start or after one of these.
 _LAUGH_AFTER_ASCII: Final = ("!w", "?w", "~w", ")w")
 
@@ -106,7 +116,8 @@ def _emoji_pattern(table: dict[str, Entry]) -> re.Pattern[str]:
 
 
 def has_sarcasm_marker(text: str) -> bool:
-    """(棒), /s, "yeah right": the speaker means the opposite of the kind words used."""
+    """(棒), (皮肉), /s, #sarcasm, "yeah right": the speaker means the opposite of the kind words
+    used."""
     folded = text.casefold()
     if not any(cue in folded for cue in _SARCASM_NEEDS):
         return False
@@ -176,3 +187,36 @@ def match_expressive(text: str) -> list[RawHit]:
         strength = 1.0 + min(len(m.group()) - 1, 3) * 0.2
         hits.append(_hit(m.group(), m.start(), m.end(), 0.9 * strength, 1, ("joy",)))
     return hits
+
+
+#: Laughter in any form: with it, "I'm crying", "I'm dead", "screaming" mean laughing hard.
+_LAUGHTER: Final = frozenset({"😂", "🤣", "😹", "lol", "lmao", "lmfao", "rofl", "haha", "hahaha"})
+_HYPERBOLE: Final = frozenset({"crying", "cry", "dead", "dying", "die", "scream", "screaming"})
+_HYPERBOLE_SCORE: Final = 1.5
+
+
+def laughing_tears(raw: list[RawHit]) -> list[RawHit]:
+    """ "I'm crying at this 😂": tears, death and screams next to laughter are laughter too."""
+    if not any(r.hit.term in _LAUGHTER for r in raw):
+        return raw
+    out = []
+    for r in raw:
+        if r.hit.term in _HYPERBOLE and r.hit.score < 0 and not r.hit.negated:
+            r = replace(r, hit=replace(r.hit, score=_HYPERBOLE_SCORE, tags=("joy",)))
+        out.append(r)
+    return out
+
+
+def ironic_expressions(raw: list[RawHit]) -> list[RawHit]:
+    """In an ironic text, celebrating emoji and laughter go with the irony ("Yay me 🎉")."""
+    markers = {r.hit.term for r in raw} & {IRONY, IRONY_AT_SELF}
+    if not markers:
+        return raw
+    tags = _SELF_IRONIC_TAGS if IRONY_AT_SELF in markers else _IRONIC_TAGS
+    out = []
+    for r in raw:
+        if r.expressive and r.hit.score > 0:
+            turned = replace(r.hit, score=_IRONIC_SCORE * 0.6 * r.hit.score, tags=tags)
+            r = replace(r, hit=turned)
+        out.append(r)
+    return out

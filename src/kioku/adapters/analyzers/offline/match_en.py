@@ -37,7 +37,7 @@ from .clause_en import (
 from .events_en import _BASE as _EVENT_BASE
 from .events_en import _EVENTS, match_events
 from .hits import Hit
-from .irony_en import _ALWAYS_FIRST, _ALWAYS_SCORE, _IRONIC_SCORE, _PRAISE, read_irony
+from .irony_en import _ALWAYS_FIRST, _ALWAYS_SCORE, _IRONIC_SCORE, IRONY_FIRST, TURNABLE, read_irony
 from .lexicon import EnLexicon, Entry
 from .match_ja import RawHit
 from .tokenize_en import Word, stem_candidates
@@ -218,8 +218,8 @@ def match_english(words: list[Word], lex: EnLexicon, stop: frozenset[str]) -> li
     if events:
         taken = {e.hit.start for e in events}
         hits = [h for h in hits if h.hit.start not in taken] + events
-    if _ALWAYS_FIRST.isdisjoint(lows) and not any(
-        r.hit.term in _PRAISE and r.hit.score > 0 for r in hits
+    if IRONY_FIRST.isdisjoint(lows) and not any(
+        r.hit.term in TURNABLE and r.hit.score > 0 for r in hits
     ):
         return hits  # nothing read_irony would look at
     return read_irony(words, hits)

@@ -11,9 +11,8 @@ from kioku.core.language import Language, detect_language
 
 from .context import Context, build_context, weigh
 from .emotion import EmotionResult, score_emotion
-from .expressive import match_expressive
+from .expressive import ironic_expressions, laughing_tears, match_expressive
 from .hits import Hit
-from .irony_en import ironic_expressions, laughing_tears
 from .keywords import english_stopwords
 from .lexicon import en_lexicon, ja_lexicon
 from .match_en import match_english
