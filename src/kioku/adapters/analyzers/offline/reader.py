@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Final
 
 from kioku.core.language import Language, detect_language
@@ -28,7 +28,21 @@ _SELF_JA: Final = re.compile(r"私|僕|俺|わたし|あたし|ぼく|おれ|自
 _EXCLAMATION_SCORE: Final = 0.7
 #: Text with more than this share of broken characters is treated as unreadable.
 _GARBAGE_SHARE: Final = 0.1
+#: Words that report a death. Where one is told as a felt loss (at :data:`_FELT` or more:
+#: not denied, not wished, not supposed), kind words in the same turn praise the one lost
+#: ("Such a lovely woman. She died last week."): the turn is grief, and they count for
+#: :data:`_EULOGY` of their score.
+_BEREAVEMENT: Final = frozenset({"died", "passed away"})
+_FELT: Final = -1.5
+_EULOGY: Final = 0.4
 _SELF_EN: Final = frozenset({"i", "me", "my", "myself", "i'm", "i've", "i'd", "i'll", "im", "ive"})
+
+
+def _eulogy(hits: list[Hit]) -> list[Hit]:
+    """Kind words next to a reported death weigh :data:`_EULOGY` of their score."""
+    if not any(h.term in _BEREAVEMENT and h.score <= _FELT for h in hits):
+        return hits
+    return [replace(h, score=h.score * _EULOGY) if h.score > 0 else h for h in hits]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +123,8 @@ def read_text(
     task = topics["work"] >= 1.5 and topics["story"] < STORY  # a told experience is no task
     context = build_context(folded, cased, language, work=task)
     hits = weigh(raw, context)
+    if language in ("en", "mixed"):
+        hits = _eulogy(hits)
     excited = _exclamation_cue(folded, language, hits)
     if excited is not None:
         hits.append(excited)
