@@ -8,8 +8,9 @@
 2. Match = ``vector_weight × cosine + lexical_weight × BM25 / best BM25``. The best matches lend
    ``context_weight × match`` to the candidates recorded just before and after them in their
    session (half as much to the second on each side): relevance = match + that, at most 1.
-   Relevance is then shaded by recency (more when the query refers back in time) and the
-   session's category.
+   Relevance is then shaded by recency (more when the query refers back in time), by the
+   periods the query names (a memory made in "June" or 「2023年5月」 counts more, see
+   :mod:`.periods`) and by the session's category.
 3. Qualification by the query alone. When the prompt names people, places or things (see
    :func:`~kioku.adapters.text.lexical.entity_terms`) and no memory of the owner mentions
    any of them, the prompt is about something the store has never heard of: nothing
@@ -54,6 +55,7 @@ from kioku.ports.store import MemoryFilter, ScoringFields, Store
 from kioku.service.recall.balance import rank_down
 from kioku.service.recall.mood import SessionMood, session_key
 from kioku.service.recall.neighbour_terms import widen
+from kioku.service.recall.periods import in_period, named_periods
 from kioku.service.recall.results import Recalled, RecallResult, memories_block
 from kioku.service.recall.scoring import coverage_of, match_of, score_of, to_recalled
 from kioku.service.recall.traces import log_recall, record_traces
@@ -247,6 +249,7 @@ def run_recall(
             SessionMood.from_json(store.get_state(session_key(session_id))) if session_id else None
         )
         past = mentions_the_past(text)
+        periods = named_periods(text, now)
         shift_on = config.mood.shift if mood_shift is None else mood_shift
         shifted = shift_on and mood is not None and mood.emotion.valence is Valence.NEGATIVE
         scored = {
@@ -261,6 +264,7 @@ def run_recall(
                 past=past,
                 now=now,
                 shift=config.mood.shift_strength if shift_on else None,
+                dated=in_period(f.created, periods),
             )
             | {"coverage": covered.get(key, 0.0)}
             for key, f in fields.items()

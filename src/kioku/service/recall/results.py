@@ -18,7 +18,9 @@ class Recalled(Record):
     """One recalled memory and every component of its score.
 
     ``relevance`` is the query match (``similarity`` and ``lexical`` weighted) plus ``context``,
-    at most 1; ``relevance × recency × category_factor = adjusted_relevance``;
+    at most 1; ``relevance × recency × category_factor = adjusted_relevance``, where
+    ``recency`` is the time factor (how new the memory is, and whether it was made in a
+    period the query names, see :mod:`.periods`);
     ``retention × adjusted_relevance × recall_weight = base``; ``base + resonance_term = final``.
     ``coverage`` is how much of the query the memory matches (what qualifies it, against the
     floor ``retrieval.min_relevance``); a memory below the floor comes only as a companion:

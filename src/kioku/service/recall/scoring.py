@@ -13,6 +13,7 @@ from kioku.core.presets import RecallWeights
 from kioku.core.recall import EmotionState, Priority, coverage, priority, resonance, term_weight
 from kioku.ports.store import ScoringFields, Store
 from kioku.service.recall.mood import SessionMood
+from kioku.service.recall.periods import WEIGHT as PERIOD_WEIGHT
 from kioku.service.recall.results import Recalled
 
 __all__ = ["coverage_of", "match_of", "score_of", "to_recalled"]
@@ -32,15 +33,21 @@ def score_of(
     past: bool,
     now: datetime,
     shift: float | None = None,
+    dated: bool = False,
 ) -> dict[str, float]:
     """Every component of one candidate's priority (the numeric fields of Recalled).
 
     ``shift`` is the mood shift's strength when it is on (see
-    :func:`~kioku.core.mood_balance.shifted_resonance`), None when it is off."""
+    :func:`~kioku.core.mood_balance.shifted_resonance`), None when it is off. ``dated``: the
+    memory was made in a period the query names (see :mod:`.periods`); its time factor
+    (``recency``) is then raised by :data:`~.periods.WEIGHT`, unless time plays no part in
+    the ranking (both recency weights 0)."""
     relevance = min(1.0, match_of(similarity, lexical, weights) + context)
     age_days = max(0.0, (now - fields.created).total_seconds() / _SECONDS_PER_DAY)
     fresh = 0.5 ** (age_days / weights.recency_half_life_days)
     recency = 1.0 + (weights.recency + (weights.temporal_recency if past else 0.0)) * fresh
+    if dated and (weights.recency > 0 or weights.temporal_recency > 0):
+        recency *= 1.0 + PERIOD_WEIGHT
     category_factor = 1.0 + (
         weights.category if mood is not None and mood.category == fields.category else 0.0
     )
