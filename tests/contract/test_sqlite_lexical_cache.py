@@ -16,7 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kioku.adapters.store.sqlite import SqliteStore, lexical_cache, open_sqlite_store, search
+from kioku.adapters.store.sqlite import (
+    SqliteStore,
+    fts_rows,
+    lexical_cache,
+    open_sqlite_store,
+    search,
+)
 from kioku.ports.store import MemoryFilter, MemoryPatch
 from tests.contract.conftest import build_memory, memory_id
 
@@ -310,8 +316,14 @@ def test_indexed_terms_from_the_copy_equal_the_index_rows(
 ) -> None:
     if crowded:
         # Home slots a few apart, so memories share probe windows as they never do by chance.
-        home = search._home_slot
-        monkeypatch.setattr(search, "_home_slot", lambda memory_id: 1000 + home(memory_id) % 32)
+        home = fts_rows.home_slot
+
+        def crowd(memory_id: str) -> int:
+            return 1000 + home(memory_id) % 32
+
+        # The writers (fts_rows) and the readers (search) place rows by the same slots.
+        monkeypatch.setattr(fts_rows, "home_slot", crowd)
+        monkeypatch.setattr(search, "home_slot", crowd)
     store = _open(tmp_path)
     try:
         _indexed_terms_follow(store)

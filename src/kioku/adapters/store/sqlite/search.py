@@ -5,10 +5,8 @@ space-separated output of :func:`~kioku.adapters.text.lexical.index_terms` over 
 trigger, content and keywords. SQLite's ``unicode61`` tokenizer only splits those terms again
 at spaces and punctuation, so Japanese words segmented by kioku (寿司) stay whole.
 
-The FTS rows do not use the rowids of ``memories`` (``VACUUM`` may renumber those). Each
-memory's row sits in a slot derived from a hash of its id, probing a few slots further on the
-astronomically rare collision, so replacing or deleting one memory's row reads a handful of
-rows instead of scanning the whole index. Every write runs inside the caller's transaction.
+The FTS rows sit at slots derived from a hash of each memory's id, and every write runs
+inside the caller's transaction (:mod:`.fts_rows`, whose writers this module re-exports).
 
 Because slots are hashes, a range of rowids is a uniform sample of the memories: the search
 of a large store uses one to estimate a common term's memories cheaply and to rank a sample of
@@ -34,10 +32,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from kioku.adapters.store.sqlite import lexical_cache
+from kioku.adapters.store.sqlite.fts_rows import (
+    BACKFILL_BATCH,
+    PROBE,
+    backfill,
+    create_index,
+    home_slot,
+    put_many,
+    reindex,
+    remove,
+    terms_text,
+)
 from kioku.adapters.store.sqlite.lexical_tokens import is_safe
-from kioku.adapters.text.lexical import index_terms
-from kioku.digests import blake2b
-from kioku.errors import StoreError
 from kioku.logs import LazyLogger
 from kioku.records import Record
 
@@ -70,13 +76,6 @@ __all__ = [
 
 _log = LazyLogger(__name__)
 
-CREATE_FTS: Final = (
-    "CREATE VIRTUAL TABLE memories_fts USING fts5("
-    'memory_id UNINDEXED, terms, tokenize = "unicode61 remove_diacritics 2")'
-)
-BACKFILL_BATCH: Final = 500
-#: Slots probed after a memory's home slot; a collision needs two 62-bit hashes within it.
-_PROBE: Final = 16
 _SQLITE_ERROR: Final = 1  # the generic "SQL error" code: a malformed MATCH expression
 
 #: Matches ranked by the FTS index alone, then checked for scope by primary key. Ranking
@@ -104,122 +103,6 @@ _DEEPER: Final = 32
 _SCOPE_SLACK: Final = 8
 
 
-def terms_text(trigger: str, content: str, keywords: Iterable[str]) -> str:
-    """The ``terms`` column of one memory."""
-    return " ".join(index_terms(trigger + "\n" + content + "\n" + " ".join(keywords)))
-
-
-def _home_slot(memory_id: str) -> int:
-    digest = blake2b(memory_id.encode("utf-8"), digest_size=8).digest()
-    return int.from_bytes(digest, "big") >> 2  # 62 bits: probing never passes 2**63 - 1
-
-
-def create_index(conn: sqlite3.Connection) -> None:
-    """Migration step: the FTS5 table, or a clear error when this SQLite lacks FTS5."""
-    try:
-        conn.execute(CREATE_FTS)
-    except sqlite3.OperationalError as exc:
-        if "no such module" not in str(exc).lower():
-            raise
-        raise StoreError(
-            f"this Python's SQLite ({sqlite3.sqlite_version}) was built without FTS5, "
-            "which kioku's lexical search needs",
-            hint=(
-                "use a Python whose sqlite3 module includes FTS5 (python.org and most "
-                "distribution builds do); the database was left unchanged"
-            ),
-        ) from exc
-
-
-def _keywords(text: object) -> list[str]:
-    """Keywords from their JSON column, tolerating values older code may have left."""
-    if text is None or text == "":
-        return []
-    try:
-        value = json.loads(str(text))
-    except ValueError:
-        return [str(text)]
-    if isinstance(value, list):
-        return [str(item) for item in value]
-    return [str(value)]
-
-
-def backfill(conn: sqlite3.Connection) -> None:
-    """Migration step: index every existing memory, a batch at a time."""
-    cursor = conn.execute("SELECT id, trigger, content, keywords FROM memories ORDER BY rowid")
-    done = 0
-    while batch := cursor.fetchmany(BACKFILL_BATCH):
-        put_many(
-            conn,
-            [
-                (str(row[0]), terms_text(str(row[1]), str(row[2]), _keywords(row[3])))
-                for row in batch
-            ],
-        )
-        done += len(batch)
-        if done % (BACKFILL_BATCH * 20) == 0:
-            _log.info("lexical index: %d memories indexed", done)
-    cursor.close()
-    if done:
-        _log.info("lexical index: indexed %d memories", done)
-
-
-def put_many(conn: sqlite3.Connection, items: Sequence[tuple[str, str]]) -> None:
-    """Index each ``(memory_id, terms)``, replacing the memory's previous row if any."""
-    written: set[int] = set()
-    for memory_id, terms in items:
-        home = _home_slot(memory_id)
-        taken: set[int] = set()
-        for rowid, owner in conn.execute(
-            "SELECT rowid, memory_id FROM memories_fts WHERE rowid BETWEEN ? AND ?",
-            (home, home + _PROBE - 1),
-        ):
-            if owner == memory_id:
-                conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (rowid,))
-                written.add(int(rowid))
-            else:
-                taken.add(int(rowid))
-        slot = next((s for s in range(home, home + _PROBE) if s not in taken), None)
-        if slot is None:  # pragma: no cover - needs 16 colliding 62-bit hashes
-            raise StoreError(
-                f"the lexical index has no free slot for memory {memory_id!r}",
-                hint="give the memory another id",
-            )
-        conn.execute(
-            "INSERT INTO memories_fts (rowid, memory_id, terms) VALUES (?, ?, ?)",
-            (slot, memory_id, terms),
-        )
-        written.add(slot)
-    if written:
-        lexical_cache.bump_version(conn, written)
-
-
-def reindex(conn: sqlite3.Connection, memory_id: str) -> None:
-    """Index ``memory_id`` again from its current row (after its text changed)."""
-    row = conn.execute(
-        "SELECT trigger, content, keywords FROM memories WHERE id = ?", (memory_id,)
-    ).fetchone()
-    if row is None:
-        remove(conn, memory_id)
-        return
-    put_many(conn, [(memory_id, terms_text(str(row[0]), str(row[1]), _keywords(row[2])))])
-
-
-def remove(conn: sqlite3.Connection, memory_id: str) -> None:
-    home = _home_slot(memory_id)
-    slots = [
-        int(row[0])
-        for row in conn.execute(
-            "SELECT rowid FROM memories_fts WHERE rowid BETWEEN ? AND ? AND memory_id = ?",
-            (home, home + _PROBE - 1, memory_id),
-        )
-    ]
-    for slot in slots:
-        conn.execute("DELETE FROM memories_fts WHERE rowid = ?", (slot,))
-    if slots:
-        lexical_cache.bump_version(conn, slots)
-
-
 #: Most postings BM25 may score for one query. Terms are taken rarest first until their
 #: document counts add up to this; the rarest term is always kept (up to MAX_TERM_DOCS). A term
 #: found in tens of thousands of memories tells little (its IDF is low) and would cost a
@@ -240,7 +123,7 @@ _VOCAB: Final = (
     "USING fts5vocab(main, memories_fts, 'row')"
 )
 #: The slots (rowids) of the lexical index: 62-bit hashes plus the probing distance.
-_SLOTS: Final = (1 << 62) + _PROBE
+_SLOTS: Final = (1 << 62) + PROBE
 #: Counting a term's matches among 1/2**_PROBE_SHIFT of the slots estimates its documents, in
 #: stores of more than PROBE_FROM_MEMORIES memories; in smaller ones the vocabulary's exact
 #: count costs at most a few milliseconds, less than probing every term of a long query.
@@ -375,7 +258,7 @@ def plan(
     # A window of slots holding about `budget` of the matches, placed by the query's hash:
     # the same query ranks the same sample, different queries sample different memories.
     width = _SLOTS * budget // used
-    start = _home_slot(match) % (_SLOTS - width + 1)
+    start = home_slot(match) % (_SLOTS - width + 1)
     return LexicalQuery(match, (start, start + width - 1), tuple(chosen))
 
 
@@ -435,8 +318,8 @@ def indexed_terms(conn: sqlite3.Connection, memory_ids: Iterable[str]) -> dict[s
     if snapshot is not None:
         indexed = snapshot.rows
         for memory_id in wanted:
-            home = _home_slot(memory_id)
-            for slot in range(home, home + _PROBE):
+            home = home_slot(memory_id)
+            for slot in range(home, home + PROBE):
                 row = indexed.get(slot)
                 if row is not None and row[0] == memory_id:
                     found[memory_id] = frozenset(row[1].lower().split())
@@ -446,8 +329,8 @@ def indexed_terms(conn: sqlite3.Connection, memory_ids: Iterable[str]) -> dict[s
         chunk = wanted[start : start + _TERMS_CHUNK]
         params: list[object] = []
         for memory_id in chunk:
-            home = _home_slot(memory_id)
-            params += [memory_id, home, home + _PROBE - 1]
+            home = home_slot(memory_id)
+            params += [memory_id, home, home + PROBE - 1]
         rows = ", ".join(["(?, ?, ?)"] * len(chunk))
         sql = (
             f"WITH wanted (id, low, high) AS (VALUES {rows}) "
