@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kioku.adapters.store.sqlite import migrations, open_sqlite_store, search
+from kioku.adapters.store.sqlite import fts_rows, migrations, open_sqlite_store, search
 from kioku.adapters.store.sqlite.codec import MEMORY_COLUMNS, encode_memory
 from kioku.adapters.store.sqlite.migrations import LATEST_VERSION, migrate
 from kioku.adapters.text.lexical import index_terms
@@ -458,7 +458,7 @@ def test_upgrade_from_version_3_fills_the_lexical_index(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     path = tmp_path / "kioku" / "memories.db"
-    monkeypatch.setattr(search, "BACKFILL_BATCH", 7)  # several batches
+    monkeypatch.setattr(fts_rows, "BACKFILL_BATCH", 7)  # several batches
     memories = [
         _memory(1, "夕食", "昨日お寿司を食べた"),
         _memory(2, "weekend", "painting the fence", keywords=("diy",)),
@@ -489,7 +489,7 @@ def test_without_fts5_the_upgrade_stops_with_a_clear_error(
 ) -> None:
     path = tmp_path / "kioku" / "memories.db"
     _version_3_db(path, [_memory(1, "t", "c")])
-    monkeypatch.setattr(search, "CREATE_FTS", "CREATE VIRTUAL TABLE memories_fts USING fts0(x)")
+    monkeypatch.setattr(fts_rows, "CREATE_FTS", "CREATE VIRTUAL TABLE memories_fts USING fts0(x)")
     with pytest.raises(StoreError, match="without FTS5") as raised:
         open_sqlite_store(path)
     assert raised.value.hint is not None
