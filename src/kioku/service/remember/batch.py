@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from kioku.errors import DuplicateIdError
 from kioku.ports.erasure import ErasedSourceError
-from kioku.service.remember.turns import DUPLICATE_WINDOW, RememberedTurn, find_duplicate
+from kioku.service.remember.turns import RememberedTurn, find_duplicate, is_duplicate
 from kioku.service.vectors import note_vector_model
 
 if TYPE_CHECKING:
@@ -55,20 +55,6 @@ def store_turns(engine: Engine, turns: Sequence[PreparedTurn]) -> list[Remembere
     return results
 
 
-def _same_turn(a: Memory, b: Memory) -> bool:
-    """Whether ``b`` is an exact duplicate of ``a`` (the rule of :func:`find_duplicate`)."""
-    return (
-        a.trigger == b.trigger
-        and a.content == b.content
-        and a.session_id == b.session_id
-        and a.kind == b.kind
-        and a.user_id == b.user_id
-        and a.agent_id == b.agent_id
-        and set(a.source_ids) == set(b.source_ids)
-        and abs(a.created - b.created) < DUPLICATE_WINDOW
-    )
-
-
 def _store_run(engine: Engine, run: Sequence[PreparedTurn]) -> list[RememberedTurn]:
     """Store turns none of which asks for protection (inside the caller's transaction)."""
     if not run:
@@ -82,7 +68,7 @@ def _store_run(engine: Engine, run: Sequence[PreparedTurn]) -> list[RememberedTu
     for turn in run:
         memory = turn.memory
         same = by_text.setdefault((memory.trigger, memory.content), [])
-        earlier = next((m for m in same if _same_turn(m, memory)), None)
+        earlier = next((m for m in same if is_duplicate(memory, m)), None)
         if earlier is None:
             earlier = find_duplicate(store, memory)
         if earlier is not None:

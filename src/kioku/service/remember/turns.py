@@ -32,6 +32,7 @@ __all__ = [
     "check_provenance",
     "draft_from_analysis",
     "find_duplicate",
+    "is_duplicate",
 ]
 
 #: Two memories of the same turn text created less than this apart are the same turn.
@@ -103,15 +104,24 @@ def find_duplicate(store: Store, memory: Memory) -> Memory | None:
         ),
     )
     for other in store.get_many(same) if same else ():
-        if (
-            other.trigger == memory.trigger
-            and other.content == memory.content
-            and other.session_id == memory.session_id
-            and set(other.source_ids) == set(memory.source_ids)
-            and other.kind == memory.kind
-        ):
+        if is_duplicate(memory, other):
             return other
     return None
+
+
+def is_duplicate(memory: Memory, other: Memory) -> bool:
+    """Whether ``other`` is an exact duplicate of ``memory``: the same text, session, kind,
+    owner and sources, made within :data:`DUPLICATE_WINDOW` of it (the module's rule)."""
+    return (
+        other.trigger == memory.trigger
+        and other.content == memory.content
+        and other.session_id == memory.session_id
+        and set(other.source_ids) == set(memory.source_ids)
+        and other.kind == memory.kind
+        and other.user_id == memory.user_id
+        and other.agent_id == memory.agent_id
+        and abs(other.created - memory.created) < DUPLICATE_WINDOW
+    )
 
 
 def draft_from_analysis(
