@@ -19,10 +19,11 @@ recorded, so it catches up every period of the store's history.
 Separately, auto-linking is timed as the spec sizes it: 100 new memories against 36,500 at
 384 dimensions (one matrix product and the threshold scan, ``kioku.core.lifecycle.links``).
 
-``--store-url`` builds the same store on a PostgreSQL server too, in the schema
-``<NAME>_n<size>`` (dropped and built again on each run: a batch changes the store), in growing
-batches (each as large as what is already there, so each goes in with the HNSW index dropped
-and built again), and runs the same batch there after SQLite's, printing both.
+``--store-url`` copies the same store to a PostgreSQL server too, in the schema
+``<NAME>_n<size>`` (dropped and copied again on each run: a batch changes the store), as
+``kioku migrate`` does (every table, verified by row counts and checksums; each model's HNSW
+index built once at the end), before SQLite's batch runs, and runs the same batch there after
+SQLite's, printing both.
 """
 
 from __future__ import annotations
@@ -77,11 +78,9 @@ def _texts(rng: random.Random, level: int) -> tuple[str, str]:
     return f"{words[0]}, {words[1]}", f"{words[3]}, {words[4]}"
 
 
-def build(kioku: Kioku, size: int, per_day: int, seed: int, growing: bool = False) -> datetime:
-    """Fill the store in a settled state; returns the time of the last batch it reflects.
-
-    Memories are added 5,000 at a time (``growing``: as many as are there already, from
-    5,000 up to 100,000)."""
+def build(kioku: Kioku, size: int, per_day: int, seed: int) -> datetime:
+    """Fill the store in a settled state, 5,000 memories at a time; returns the time of the
+    last batch it reflects."""
     rng = random.Random(seed)
     np_rng = np.random.default_rng(seed)
     cfg = kioku.config
@@ -175,7 +174,7 @@ def build(kioku: Kioku, size: int, per_day: int, seed: int, growing: bool = Fals
                 embedding=Embedding(model, tuple(vector.tolist())),
             )
         )
-        if len(batch) >= (min(100_000, max(5000, i + 1 - len(batch))) if growing else 5000):
+        if len(batch) >= 5000:
             kioku.store.add_many(batch)
             batch = []
     if batch:
@@ -257,6 +256,8 @@ def measure(
             if store_dir is not None:
                 shutil.copytree(home, store_dir, dirs_exist_ok=True)
         now = last + timedelta(days=1, hours=1)
+        pg_schema = f"{schema}_n{size}"
+        copy_s = None if store_url is None else _copy_to_postgres(home, store_url, pg_schema)
         with Kioku.open(home, env=NO_CONSOLIDATION, clock=FixedClock(now)) as kioku:
             result: dict[str, Any] = {
                 "memories": size,
@@ -264,30 +265,33 @@ def measure(
                 "fill_seconds": round(fill_s, 1),
                 **_run_batch(kioku, now),
             }
-        if store_url is not None:
-            result["postgres"] = _measure_postgres(
-                store_url, f"{schema}_n{size}", size, per_day, seed, Path(tmp) / "pg"
-            )
+        if store_url is not None and copy_s is not None:
+            env = {"KIOKU_STORE_URL": store_url, "KIOKU_STORE__SCHEMA": pg_schema}
+            clock = FixedClock(now)
+            with Kioku.open(Path(tmp) / "pg", env={**env, **NO_CONSOLIDATION}, clock=clock) as pg:
+                result["postgres"] = {
+                    "schema": pg_schema,
+                    "copy_seconds": round(copy_s, 1),
+                    **_run_batch(pg, now),
+                }
     return result
 
 
-def _measure_postgres(
-    url: str, schema: str, size: int, per_day: int, seed: int, home: Path
-) -> dict[str, Any]:
-    """Build the store again in ``schema`` (dropped first) and run the same batch there."""
+def _copy_to_postgres(home: Path, url: str, schema: str) -> float:
+    """Copy the SQLite store in ``home`` (before its batch) into ``schema`` (dropped first)
+    as ``kioku migrate`` does, verified by row counts and checksums; the seconds it took."""
     import psycopg
     from psycopg import sql
 
+    from kioku.adapters.store.postgres.transfer import open_postgres_tables
+    from kioku.adapters.store.sqlite.transfer import open_sqlite_tables
+    from kioku.service.transfer import copy_store
+
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
-    env = {"KIOKU_STORE_URL": url, "KIOKU_STORE__SCHEMA": schema}
     t0 = time.perf_counter()
-    with Kioku.open(home, env=env) as kioku:
-        last = build(kioku, size, per_day, seed, growing=True)
-    fill_s = time.perf_counter() - t0
-    now = last + timedelta(days=1, hours=1)
-    with Kioku.open(home, env={**env, **NO_CONSOLIDATION}, clock=FixedClock(now)) as kioku:
-        return {"schema": schema, "fill_seconds": round(fill_s, 1), **_run_batch(kioku, now)}
+    copy_store(open_sqlite_tables(home / "memories.db"), open_postgres_tables(url, schema))
+    return time.perf_counter() - t0
 
 
 def measure_linking(new: int, existing: int, seed: int) -> dict[str, Any]:
@@ -365,8 +369,8 @@ def main() -> None:
         if pg is not None:
             d = pg["day"]
             print(
-                f"{r['memories']:>9,} memories on postgres (schema {pg['schema']}; filled in "
-                f"{pg['fill_seconds']} s): one batch {pg['batch_seconds']} s — "
+                f"{r['memories']:>9,} memories on postgres (schema {pg['schema']}; copied in "
+                f"{pg['copy_seconds']} s): one batch {pg['batch_seconds']} s — "
                 f"{d.get('memories', 0):,} active, reinforced {d.get('reinforced')}, "
                 f"compressed {d.get('compressed')}, archived {d.get('archived')}, "
                 f"links +{d.get('linked')} -{d.get('unlinked')}; levels {pg['by_level']}",

@@ -4,7 +4,7 @@
     python benchmarks/postgres_scale.py writers [--processes 8] [--seconds 60]
         [--store-url postgresql://...] [--schema NAME] [--json]
     python benchmarks/postgres_scale.py load [--size 36500] [--singles 200]
-        [--store-url postgresql://...] [--schema NAME] [--json]
+        [--store-url postgresql://...] [--schema NAME] [--hnsw 16/128,32/200] [--json]
 
     python benchmarks/postgres_scale.py hnsw --store-url postgresql://... [--size 100000]
         [--ef 200,400,800,1000] [--m 16] [--ef-construction 128] [--schema NAME]
@@ -22,7 +22,9 @@ numpy search and the median and 95th percentile query time for each ``hnsw.ef_se
 ``load`` times ``Store.add_many`` alone: ``--size`` synthetic memories (``recall_scale.py``'s,
 with the configured embedder's vectors, made before the clock starts) go into an empty store
 in growing batches (each as large as what is there, from 5,000), then ``--singles`` more one
-``add`` at a time (a memory joining a built index), on SQLite and then on PostgreSQL.
+``add`` at a time (a memory joining a built index), on SQLite and on PostgreSQL; the single
+adds of all series take turns. ``--hnsw`` makes one PostgreSQL series per index setting
+(``m/ef_construction``, each in the schema ``NAME_<n>``).
 
 ``--processes`` separate Python processes each open kioku on the same store and call
 ``Kioku.remember`` (analysis, embedding and the store's transaction, as a user's turn does)
@@ -44,6 +46,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -168,38 +171,54 @@ def _memories(kioku: Kioku, size: int, seed: int) -> list[Any]:
     return made
 
 
+def _bulk(store: Any, bulk: list[Any]) -> tuple[float, list[float]]:
+    """``add_many`` of ``bulk`` in growing batches (each as large as what is there, from
+    5,000): the seconds in all and of each batch."""
+    t0 = time.perf_counter()
+    start = 0
+    batches = []
+    while start < len(bulk):
+        size = max(5000, start)
+        b0 = time.perf_counter()
+        store.add_many(bulk[start : start + size])
+        batches.append(round(time.perf_counter() - b0, 1))
+        start += size
+    return time.perf_counter() - t0, batches
+
+
 def run_load(
-    label: str, home: Path, env: dict[str, str], memories: list[Any], singles: int
-) -> dict[str, Any]:
-    """Time ``add_many`` of ``memories`` minus the last ``singles``, then ``add`` of those."""
+    series: dict[str, tuple[Path, dict[str, str]]], memories: list[Any], singles: int
+) -> list[dict[str, Any]]:
+    """For each series (a label, its home and environment): time ``add_many`` of
+    ``memories`` minus the last ``singles``; then ``add`` each of those on every series in
+    turn (the order alternating), so the single adds of all series share the machine's load."""
     bulk, single = memories[: len(memories) - singles], memories[len(memories) - singles :]
-    with Kioku.open(home, env=env) as kioku:
-        store = kioku.store
-        t0 = time.perf_counter()
-        start = 0
-        batches = []
-        while start < len(bulk):
-            size = max(5000, start)
-            b0 = time.perf_counter()
-            store.add_many(bulk[start : start + size])
-            batches.append(round(time.perf_counter() - b0, 1))
-            start += size
-        bulk_s = time.perf_counter() - t0
-        times = []
-        for memory in single:
-            s0 = time.perf_counter()
-            store.add(memory)
-            times.append(time.perf_counter() - s0)
-    return {
-        "store": label,
-        "memories": len(bulk),
-        "bulk_seconds": round(bulk_s, 1),
-        "bulk_ms_per_memory": round(bulk_s / max(len(bulk), 1) * 1000, 2),
-        "batch_seconds": batches,
-        "singles": len(single),
-        "single_p50_ms": round(_percentile(times, 0.5), 1),
-        "single_p95_ms": round(_percentile(times, 0.95), 1),
-    }
+    with ExitStack() as stack:
+        stores = {
+            label: stack.enter_context(Kioku.open(home, env=env)).store
+            for label, (home, env) in series.items()
+        }
+        loaded = {label: _bulk(store, bulk) for label, store in stores.items()}
+        times: dict[str, list[float]] = {label: [] for label in stores}
+        for n, memory in enumerate(single):
+            order = list(stores) if n % 2 == 0 else list(reversed(stores))
+            for label in order:
+                s0 = time.perf_counter()
+                stores[label].add(memory)
+                times[label].append(time.perf_counter() - s0)
+    return [
+        {
+            "store": label,
+            "memories": len(bulk),
+            "bulk_seconds": round(loaded[label][0], 1),
+            "bulk_ms_per_memory": round(loaded[label][0] / max(len(bulk), 1) * 1000, 2),
+            "batch_seconds": loaded[label][1],
+            "singles": len(single),
+            "single_p50_ms": round(_percentile(times[label], 0.5), 1),
+            "single_p95_ms": round(_percentile(times[label], 0.95), 1),
+        }
+        for label in stores
+    ]
 
 
 def run_hnsw(args: argparse.Namespace) -> dict[str, Any]:
@@ -309,6 +328,12 @@ def main() -> int:
     load.add_argument("--seed", type=int, default=7)
     load.add_argument("--store-url", help="also run on this PostgreSQL server (libpq URL)")
     load.add_argument("--schema", default="load_scale")
+    load.add_argument(
+        "--hnsw",
+        default="",
+        help="PostgreSQL series with these index settings, m/ef_construction[,...] "
+        "(e.g. 16/128,32/200); default: one series with the store's defaults",
+    )
     load.add_argument("--json", action="store_true")
     hnsw = sub.add_parser("hnsw", help="one HNSW index: build time, recall@10 per ef_search")
     hnsw.add_argument("--store-url", required=True)
@@ -362,19 +387,22 @@ def main() -> int:
 def _load(args: argparse.Namespace) -> int:
     if not 0 <= args.singles < args.size:
         raise SystemExit("--singles must be from 0 to less than --size")
-    results = []
+    settings = [tuple(p.split("/")) for p in args.hnsw.split(",") if p] or [()]
     with tempfile.TemporaryDirectory() as tmp:
-        sqlite_home = Path(tmp) / "sqlite"
-        sqlite_home.mkdir()
         with Kioku.open(Path(tmp) / "maker", env={}) as maker:
             memories = _memories(maker, args.size, args.seed)
-        results.append(run_load("sqlite", sqlite_home, {}, memories, args.singles))
-        if args.store_url:
-            _drop_schema(args.store_url, args.schema)
-            pg_home = Path(tmp) / "postgres"
-            pg_home.mkdir()
-            env = {"KIOKU_STORE_URL": args.store_url, "KIOKU_STORE__SCHEMA": args.schema}
-            results.append(run_load("postgres", pg_home, env, memories, args.singles))
+        series: dict[str, tuple[Path, dict[str, str]]] = {"sqlite": (Path(tmp) / "sqlite", {})}
+        for n, pair in enumerate(settings if args.store_url else []):
+            schema = f"{args.schema}_{n}" if len(settings) > 1 else args.schema
+            _drop_schema(args.store_url, schema)
+            env = {"KIOKU_STORE_URL": args.store_url, "KIOKU_STORE__SCHEMA": schema}
+            if pair:
+                env["KIOKU_STORE__HNSW_M"], env["KIOKU_STORE__HNSW_EF_CONSTRUCTION"] = pair
+            label = "postgres" + (f" m{pair[0]}/{pair[1]}" if pair else "")
+            series[label] = (Path(tmp) / f"postgres{n}", env)
+        for home, _ in series.values():
+            home.mkdir()
+        results = run_load(series, memories, args.singles)
     for r in results:
         print(
             json.dumps(r)

@@ -20,9 +20,9 @@ keeps each filled store in ``DIR`` and reuses it on later runs (a million takes 
 ``<NAME>_n<size>_s<seed>`` (kept and reused on later runs, like ``--store``), and times both
 stores in the same run: each query is recalled on SQLite and on PostgreSQL, in turn (the order
 alternating), so both see the same load of a shared machine. Both report vector recall@10
-against the same exact ranking. The PostgreSQL store is loaded in growing batches (each as
-large as what is already there), so each batch goes in with the model's HNSW index dropped
-and built again after it.
+against the same exact ranking. The PostgreSQL store is filled by ``kioku migrate``'s copy of
+the SQLite store (:func:`kioku.service.transfer.copy_store`: the same memories and vectors,
+verified by row counts and checksums), which builds each model's HNSW index once at the end.
 """
 
 from __future__ import annotations
@@ -91,16 +91,15 @@ def _text(rng: random.Random) -> tuple[str, str]:
     return " ".join(words[:3]), " ".join(words[3:]) + f" {rng.choice(_EN)}"
 
 
-def fill(kioku: Kioku, size: int, seed: int, growing: bool = False) -> float:
-    """Add ``size`` synthetic memories in batches of 5,000 (``growing``: each batch as large as
-    the memories already added, at least 5,000 and at most 100,000); returns seconds taken."""
+def fill(kioku: Kioku, size: int, seed: int) -> float:
+    """Add ``size`` synthetic memories in batches of 5,000; returns seconds taken."""
     rng = random.Random(seed)
     cfg = kioku.config.retention
     embedder = kioku.embedder
     t0 = time.perf_counter()
     start = 0
     while start < size:
-        batch = min(100_000, max(5000, start)) if growing else 5000
+        batch = 5000
         drafts = []
         for i in range(start, min(size, start + batch)):
             category = rng.choices(_CATS, _CAT_WEIGHTS)[0]
@@ -290,9 +289,16 @@ def _floor(kioku: Kioku, matrix: np.ndarray, texts: list[str]) -> list[float]:
 
 
 @contextmanager
-def _postgres(url: str, schema: str, size: int, seed: int) -> Iterator[tuple[Kioku, float]]:
-    """A Kioku on the PostgreSQL schema ``schema``, filled (unless it was on an earlier run)
-    with the memories the SQLite store holds; with the seconds the fill took."""
+def _postgres(
+    url: str, schema: str, size: int, seed: int, home: Path
+) -> Iterator[tuple[Kioku, float]]:
+    """A Kioku on the PostgreSQL schema ``schema``, filled (unless it was on an earlier run) by
+    ``kioku migrate``'s copy of the SQLite store in ``home`` (the same memories and vectors,
+    verified by checksums); with the seconds the copy took."""
+    from kioku.adapters.store.postgres.transfer import open_postgres_tables
+    from kioku.adapters.store.sqlite.transfer import open_sqlite_tables
+    from kioku.service.transfer import copy_store
+
     with tempfile.TemporaryDirectory() as tmp:
         env = {"KIOKU_STORE_URL": url, "KIOKU_STORE__SCHEMA": schema}
         with Kioku.open(Path(tmp), env=env) as kioku:
@@ -300,7 +306,11 @@ def _postgres(url: str, schema: str, size: int, seed: int) -> Iterator[tuple[Kio
             if info is None:
                 if kioku.store.count(MemoryFilter()):
                     raise SystemExit(f"schema {schema} holds a partly filled store; drop it")
-                seconds = fill(kioku, size, seed, growing=True)
+                t0 = time.perf_counter()
+                copy_store(
+                    open_sqlite_tables(home / "memories.db"), open_postgres_tables(url, schema)
+                )
+                seconds = time.perf_counter() - t0
                 kioku.store.set_state(
                     _FILLED_STATE,
                     json.dumps({"memories": size, "seed": seed, "seconds": seconds}),
@@ -380,7 +390,7 @@ def measure(
         fills = {"sqlite": fill_s}
         if store_url is not None:
             pg, fills["postgres"] = stack.enter_context(
-                _postgres(store_url, f"{schema}_n{size}_s{seed}", size, seed)
+                _postgres(store_url, f"{schema}_n{size}_s{seed}", size, seed, home)
             )
             stores["postgres"] = pg
         warm = {name: _warm(k, sets["short"]) for name, k in stores.items()}

@@ -128,15 +128,30 @@ def test_vector_search_finds_98_percent_of_random_vectors_ten_nearest(store: Sto
 
 
 @pytest.mark.parametrize(
-    ("limit", "rows", "expected"),
-    [(10, 0, 400), (10, 36_500, 400), (100, 36_500, 400), (200, 10, 800), (10, 1e6, 1000)],
+    ("limit", "rows", "m", "chosen", "expected"),
+    [
+        (10, 0, 32, 0, 400),
+        (10, 36_500, 16, 0, 400),
+        (100, 36_500, 32, 0, 400),
+        (200, 10, 32, 0, 800),
+        (10, 1e6, 32, 0, 500),
+        (10, 1e6, 48, 0, 500),
+        (10, 1e6, 16, 0, 1000),
+        (10, 1e6, 31, 0, 1000),
+        (300, 1e6, 32, 0, 1000),
+        (10, 1e6, 16, 60, 60),
+        (100, 10, 32, 60, 400),
+        (10, 10, 32, 900, 900),
+    ],
 )
 def test_the_hnsw_candidate_list_grows_with_the_limit_and_the_table(
-    limit: int, rows: float, expected: int
+    limit: int, rows: float, m: int, chosen: int, expected: int
 ) -> None:
+    """Past 50,000 rows a sparse graph (m < 32, as built before m 32 was the default) walks
+    1000 candidates and a dense one 500; a chosen value replaces that base; 4 per result."""
     from kioku.adapters.store.postgres.vectors import ef_search
 
-    assert ef_search(limit, rows) == expected
+    assert ef_search(limit, rows, m, chosen) == expected
 
 
 def _vector_row_version(store: Store, memory_id: str) -> str | None:

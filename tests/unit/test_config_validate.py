@@ -103,6 +103,9 @@ RANGE_CASES: list[tuple[str, object, str, str]] = [
     ("embedding.price_per_mtok", -1, "-1", "value >= 0"),
     ("store.backend", "mysql", "'mysql'", "'sqlite', 'postgres'"),
     ("store.busy_timeout_ms", 600_001, "600001", "0 <= value <= 600000"),
+    ("store.hnsw_m", 1, "1", "2 <= value <= 100"),
+    ("store.hnsw_ef_construction", 1001, "1001", "4 <= value <= 1000"),
+    ("store.hnsw_ef_search", -1, "-1", "0 <= value <= 1000"),
     ("context.preset", "lavish", "'lavish'", "'balanced', 'conservative', 'aggressive'"),
     ("context.max_tokens", -1, "-1", "0 <= value <= 10000000"),
     ("context.min_gap_for_summary", 0, "0", "1 <= value <= 1000"),
@@ -244,6 +247,27 @@ def test_invalid_store_url_masks_the_password() -> None:
     assert err.key == "store.url"
     assert "hunter2" not in str(err)
     assert "postgresql://" in str(err)
+
+
+@pytest.mark.parametrize(
+    ("store", "allowed"),
+    [
+        ({"hnsw_ef_construction": 50}, "at least twice store.hnsw_m (32)"),
+        ({"hnsw_m": 64, "hnsw_ef_construction": 100}, "at least twice store.hnsw_m (64)"),
+        ({"hnsw_m": 100, "hnsw_ef_construction": 199}, "at least twice store.hnsw_m (100)"),
+    ],
+)
+def test_hnsw_ef_construction_must_be_twice_m(store: dict[str, int], allowed: str) -> None:
+    """pgvector refuses an ef_construction below 2 x m."""
+    err = fail({"store": store})
+    assert err.key == "store.hnsw_ef_construction"
+    assert allowed in err.allowed
+
+
+def test_the_largest_hnsw_m_fits_the_default_ef_construction() -> None:
+    config = validate_config({"store": {"hnsw_m": 100, "hnsw_ef_construction": 200}})
+    assert (config.store.hnsw_m, config.store.hnsw_ef_construction) == (100, 200)
+    assert validate_config({"store": {"hnsw_m": 100}}).store.hnsw_ef_construction == 200
 
 
 def test_store_schema_must_be_an_identifier() -> None:

@@ -146,6 +146,10 @@ _COMMENTS: dict[str, str] = {
     ),
     "store.schema": "PostgreSQL schema holding kioku's tables (created when missing).",
     "store.row_security": "PostgreSQL: row-level security, each key's owner sees its rows only.",
+    "store.hnsw_m": "PostgreSQL: links per node of each new HNSW index (2-100).",
+    "store.hnsw_ef_construction": "PostgreSQL: build candidate list of a new HNSW index "
+    "(4-1000, at least 2 x hnsw_m).",
+    "store.hnsw_ef_search": "PostgreSQL: candidates of an HNSW search (1-1000; 0: by size).",
     "context.preset": 'Pruning preset: "balanced", "conservative" or "aggressive" (spec 002).',
     "context.max_tokens": "Token budget of the window (0 = the preset's: 8000/6000/12000).",
     "context.tokenizer": 'Token counter: "estimate", "tiktoken:ENCODING" or "hf:PATH.json".',

@@ -276,6 +276,14 @@ class StoreConfig(Record):
     #: PostgreSQL only: enable row-level security on the tables with a user_id, and bind
     #: the HTTP server's per-owner connections to their owner (docs/postgres.md).
     row_security: bool = False
+    #: PostgreSQL only: the HNSW graph of each embedding model's vectors (pgvector), built
+    #: with ``hnsw_m`` links per node and a build candidate list of ``hnsw_ef_construction``
+    #: (at least twice ``hnsw_m``). A new value applies to indexes built afterwards.
+    hnsw_m: int = 32
+    hnsw_ef_construction: int = 200
+    #: The candidate list of a search walk; 0 chooses it from the table's size and the
+    #: index's ``m`` (docs/postgres.md).
+    hnsw_ef_search: int = 0
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

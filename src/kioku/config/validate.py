@@ -127,6 +127,9 @@ _BOUNDS: Mapping[str, _Bound] = {
     "llm.output_price_per_mtok": _NON_NEGATIVE,
     "embedding.price_per_mtok": _NON_NEGATIVE,
     "store.busy_timeout_ms": _Bound(0, 600_000),
+    "store.hnsw_m": _Bound(2, 100),
+    "store.hnsw_ef_construction": _Bound(4, 1000),
+    "store.hnsw_ef_search": _Bound(0, 1000),
     "context.max_tokens": _Bound(0, 10_000_000),
     "context.min_gap_for_summary": _Bound(1, 1000),
     "context.keep_last": _Bound(0, 100),
@@ -439,6 +442,15 @@ class _Validator:
                 'set store.url (or KIOKU_STORE_URL), or use backend = "sqlite"',
             )
         self.check_read_url(flat)
+        # The default ef_construction (200) is twice the largest m (100): only a set
+        # ef_construction can be too small.
+        m, efc = flat["store.hnsw_m"], flat["store.hnsw_ef_construction"]
+        if efc < 2 * m:
+            self.fail(
+                "store.hnsw_ef_construction",
+                efc,
+                f"a value at least twice store.hnsw_m ({m}), as pgvector requires",
+            )
         problem = schema_problem(flat["store.schema"])
         if problem is not None:
             self.fail("store.schema", flat["store.schema"], "a PostgreSQL schema name", problem)

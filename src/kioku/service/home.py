@@ -86,6 +86,7 @@ def _open_postgres(config: Config, owner: str | None) -> Store:
 
     try:
         from kioku.adapters.store.postgres import open_postgres_schema
+        from kioku.adapters.store.postgres.vectors import HnswSettings
     except ImportError as exc:
         raise ConfigError(
             "store.url",
@@ -100,4 +101,7 @@ def _open_postgres(config: Config, owner: str | None) -> Store:
         owner=owner,
         row_security=config.store.row_security,
         read_url=config.store.read_url or None,
+        hnsw=HnswSettings(
+            config.store.hnsw_m, config.store.hnsw_ef_construction, config.store.hnsw_ef_search
+        ),
     )

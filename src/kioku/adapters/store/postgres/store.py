@@ -102,6 +102,7 @@ class PostgresStore(
         row_security: bool = False,
         read_url: str | None = None,
         schema: str | None = None,
+        hnsw: vectors.HnswSettings = vectors.DEFAULT_HNSW,
     ) -> None:
         """``row_security``: enable the owner policies on the tables with ``user_id``
         (migration 8), and with ``owner`` bind every connection to that user, so that even
@@ -109,8 +110,10 @@ class PostgresStore(
         ``owner`` (or without ``row_security``) the connections are store-wide.
         ``read_url``: a streaming replica of the server for searches (:mod:`.replica`).
         ``schema``: each connection searches that schema, then ``public`` (set once
-        connected); None: the ``search_path`` the URL and the server give."""
+        connected); None: the ``search_path`` the URL and the server give.
+        ``hnsw``: how each embedding model's HNSW index is built and walked."""
         self._where = redacted(url)
+        self.hnsw = hnsw
         self._held = _Held()
         bound = owner if row_security else None
         self.owner = bound
@@ -284,12 +287,12 @@ class PostgresStore(
         if not memories:
             return
         with self._writing() as conn:
-            writes.insert_memories(conn, memories)
+            writes.insert_memories(conn, memories, self.hnsw)
 
     def update(self, memory_id: str, patch: MemoryPatch) -> bool:
         prepared = writes.prepare_update(patch)
         with self._writing() as conn:
-            return prepared.run(conn, memory_id)
+            return prepared.run(conn, memory_id, self.hnsw)
 
     def delete(self, memory_id: str) -> bool:
         return self.delete_many([memory_id]) > 0
@@ -443,7 +446,9 @@ class PostgresStore(
         self, model: str, query: Sequence[float], flt: MemoryFilter, limit: int
     ) -> builtins.list[tuple[str, float]]:
         check_page(limit, 0)
-        return self._searching(lambda conn: vectors.search(conn, model, query, flt, limit))
+        return self._searching(
+            lambda conn: vectors.search(conn, model, query, flt, limit, self.hnsw)
+        )
 
     def save_vector_cache(self, model: str) -> None:
         """Nothing to do: the HNSW index is the cache, kept by PostgreSQL itself."""
@@ -461,6 +466,7 @@ def open_postgres_store(
     owner: str | None = None,
     row_security: bool = False,
     read_url: str | None = None,
+    hnsw: vectors.HnswSettings = vectors.DEFAULT_HNSW,
 ) -> PostgresStore:
     """Open (creating and migrating the schema as needed) the PostgreSQL store at ``url``."""
     return PostgresStore(
@@ -470,6 +476,7 @@ def open_postgres_store(
         owner=owner,
         row_security=row_security,
         read_url=read_url,
+        hnsw=hnsw,
     )
 
 
@@ -482,13 +489,14 @@ def open_postgres_schema(
     owner: str | None = None,
     row_security: bool = False,
     read_url: str | None = None,
+    hnsw: vectors.HnswSettings = vectors.DEFAULT_HNSW,
 ) -> PostgresStore:
     """Open the store kept in ``schema`` of the server at ``url``, creating the schema when
     it is missing. Each of its connections, on the server and on ``read_url`` (a read
     replica: nothing is created there), sets its ``search_path`` to ``schema``, then
     ``public`` (where pgvector is usually installed), once connected: no startup parameter,
     so a connection pooler in session mode (PgBouncer) sits in between unchanged.
-    ``owner``, ``row_security`` and ``read_url``: as :class:`PostgresStore`."""
+    ``owner``, ``row_security``, ``read_url`` and ``hnsw``: as :class:`PostgresStore`."""
     create_schema(url, schema, timeout_s)
     return PostgresStore(
         url,
@@ -498,4 +506,5 @@ def open_postgres_schema(
         row_security=row_security,
         read_url=replica_conninfo(read_url) if read_url else None,
         schema=schema,
+        hnsw=hnsw,
     )

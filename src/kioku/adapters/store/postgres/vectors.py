@@ -12,8 +12,10 @@ scale), joined to ``memories`` for the scope; when the walk returns fewer than `
 from the query, an exact scan of the model's rows in the scope answers instead. Zero vectors
 have no cosine: they score 0, as on SQLite.
 
-Quality: the index is built with ``m`` 16 and ``ef_construction`` 128, and a walk keeps
-:func:`ef_search` candidates (400, or 1000 past 50,000 vectors, and 4 per result asked for).
+Quality: the index is built as :class:`HnswSettings` say (``[store] hnsw_m`` and
+``hnsw_ef_construction``: 32 and 200 by default), and a walk keeps :func:`ef_search`
+candidates: ``[store] hnsw_ef_search`` when set, else 400, or past 50,000 vectors 500 in a
+graph of ``m`` 32 or more and 1000 in a sparser one, and 4 per result asked for.
 A batch of many vectors (:data:`REBUILD_MIN`, and at least a quarter of what the model has) is
 loaded with the model's index dropped and built once after it (:func:`drop_for_bulk`,
 :func:`rebuild`); until that transaction commits, searches of the store wait for it.
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Final
 
 from psycopg import sql
@@ -35,8 +38,10 @@ from kioku.errors import StoreError, ValidationError
 from kioku.ports.store import MemoryFilter
 
 __all__ = [
+    "DEFAULT_HNSW",
     "HNSW_MAX_DIM",
     "REBUILD_MIN",
+    "HnswSettings",
     "create_index",
     "drop_for_bulk",
     "ef_search",
@@ -49,14 +54,29 @@ __all__ = [
 
 #: The most dimensions pgvector's HNSW index takes for ``vector``; larger models search exactly.
 HNSW_MAX_DIM: Final = 2000
-#: How the index is built: pgvector's default links per node, a longer build candidate list.
-HNSW_M: Final = 16
-HNSW_EF_CONSTRUCTION: Final = 128
-#: The candidate list of an HNSW walk (``hnsw.ef_search``): at least ``_EF_SMALL`` (or
-#: ``_EF_LARGE`` once the table holds more than ``_LARGE_ROWS`` rows), and ``_EF_PER_RESULT``
-#: per result asked for, up to pgvector's limit ``_EF_MAX``.
+
+
+@dataclass(frozen=True, slots=True)
+class HnswSettings:
+    """How each model's HNSW index is built (``m``, ``ef_construction``) and walked
+    (``ef_search``; 0: chosen by :func:`ef_search`). Validated by the configuration."""
+
+    m: int = 32
+    ef_construction: int = 200
+    ef_search: int = 0
+
+
+DEFAULT_HNSW: Final = HnswSettings()
+#: The candidate list of an HNSW walk (``hnsw.ef_search``): at least ``_EF_SMALL``, or once
+#: the table holds more than ``_LARGE_ROWS`` rows ``_EF_DENSE`` in a graph of ``_DENSE_M``
+#: links or more and ``_EF_SPARSE`` in a sparser one; and ``_EF_PER_RESULT`` per result asked
+#: for, up to pgvector's limit ``_EF_MAX``. At a million vectors of the offline embedder,
+#: ``m`` 32 / ``ef_construction`` 200 reach recall@10 0.981 of exact at 500, and ``m`` 16 /
+#: 128 only 0.955 at 1000 (docs/benchmarks.md).
 _EF_SMALL: Final = 400
-_EF_LARGE: Final = 1000
+_EF_DENSE: Final = 500
+_EF_SPARSE: Final = 1000
+_DENSE_M: Final = 32
 _LARGE_ROWS: Final = 50_000
 _EF_PER_RESULT: Final = 4
 _EF_MAX: Final = 1000
@@ -68,13 +88,19 @@ _BUILD_MEMORY_MB: Final = 512
 REBUILD_MIN: Final = 2000
 
 
-def ef_search(limit: int, rows: float) -> int:
-    """``hnsw.ef_search`` for a search of ``limit`` results in a table of about ``rows`` rows."""
-    base = _EF_LARGE if rows > _LARGE_ROWS else _EF_SMALL
+def ef_search(limit: int, rows: float, m: int, chosen: int = 0) -> int:
+    """``hnsw.ef_search`` for a search of ``limit`` results in a table of about ``rows`` rows
+    whose index has ``m`` links per node; ``chosen`` (when not 0) replaces the base."""
+    if chosen:
+        base = chosen
+    elif rows > _LARGE_ROWS:
+        base = _EF_DENSE if m >= _DENSE_M else _EF_SPARSE
+    else:
+        base = _EF_SMALL
     return min(_EF_MAX, max(base, limit * _EF_PER_RESULT))
 
 
-def create_index(conn: Conn, model: str, dim: int) -> None:
+def create_index(conn: Conn, model: str, dim: int, hnsw: HnswSettings = DEFAULT_HNSW) -> None:
     """Build the HNSW index of ``(model, dim)`` over the rows already there."""
     row = conn.execute("SELECT current_setting('maintenance_work_mem')").fetchone()
     current = _megabytes(str(row[0])) if row is not None else 0
@@ -93,8 +119,8 @@ def create_index(conn: Conn, model: str, dim: int) -> None:
             name=sql.Identifier(index_name(model, dim)),
             dim=sql.Literal(dim),
             model=sql.Literal(model),
-            m=sql.Literal(HNSW_M),
-            efc=sql.Literal(HNSW_EF_CONSTRUCTION),
+            m=sql.Literal(hnsw.m),
+            efc=sql.Literal(hnsw.ef_construction),
         )
     )
 
@@ -133,13 +159,18 @@ def drop_for_bulk(conn: Conn, counts: dict[tuple[str, int], int]) -> list[tuple[
     return dropped
 
 
-def rebuild(conn: Conn, dropped: Iterable[tuple[str, int]], inserted: int) -> None:
+def rebuild(
+    conn: Conn,
+    dropped: Iterable[tuple[str, int]],
+    inserted: int,
+    hnsw: HnswSettings = DEFAULT_HNSW,
+) -> None:
     """Build again the indexes :func:`drop_for_bulk` dropped, in this transaction; after a
     large batch (``inserted`` rows, at least :data:`REBUILD_MIN`), gather the table's
     statistics again, or the planner, still counting the rows there were, may order a scan of
     the table by distance instead of walking an index."""
     for model, dim in dropped:
-        create_index(conn, model, dim)
+        create_index(conn, model, dim, hnsw)
     if inserted >= REBUILD_MIN:
         conn.execute("ANALYZE memories, memory_vectors")
 
@@ -149,7 +180,9 @@ def index_name(model: str, dim: int) -> str:
     return f"memories_hnsw_{digest}"
 
 
-def ensure_indexes(conn: Conn, pairs: Iterable[tuple[str, int]]) -> None:
+def ensure_indexes(
+    conn: Conn, pairs: Iterable[tuple[str, int]], hnsw: HnswSettings = DEFAULT_HNSW
+) -> None:
     """Make the HNSW index of every ``(model, dim)`` that has none, in this transaction."""
     wanted = sorted(set(pairs))
     if not wanted:
@@ -166,7 +199,7 @@ def ensure_indexes(conn: Conn, pairs: Iterable[tuple[str, int]]) -> None:
             continue
         name = index_name(model, dim) if 0 < dim <= HNSW_MAX_DIM else None
         if name is not None:
-            create_index(conn, model, dim)
+            create_index(conn, model, dim, hnsw)
         conn.execute(
             "INSERT INTO vector_indexes (model, dim, index_name) VALUES (%s, %s, %s)",
             (model, dim, name),
@@ -218,10 +251,16 @@ def _similarity(distance: object) -> float | None:
 
 
 def search(
-    conn: Conn, model: str, query: Sequence[float], flt: MemoryFilter, limit: int
+    conn: Conn,
+    model: str,
+    query: Sequence[float],
+    flt: MemoryFilter,
+    limit: int,
+    hnsw: HnswSettings = DEFAULT_HNSW,
 ) -> list[tuple[str, float]]:
     """``(id, cosine similarity)`` of the ``limit`` nearest memories of ``model`` in the scope
-    and ``archived`` of ``flt``, best first."""
+    and ``archived`` of ``flt``, best first; the walk keeps ``hnsw.ef_search`` candidates
+    (0: chosen from the table's size and the ``m`` the model's index was built with)."""
     if limit <= 0 or not _check_dimension(conn, model, len(query)):
         return []
     text = _query_param(model, query)
@@ -230,10 +269,17 @@ def search(
     dim = len(query)
     scope, scope_params = and_clause(scope_filter(flt), "m.")
     if dim <= HNSW_MAX_DIM:
+        # The index's own m (it may predate the current settings), read with the size.
         size = conn.execute(
-            "SELECT reltuples FROM pg_class WHERE oid = to_regclass('memory_vectors')"
+            "SELECT t.reltuples, (SELECT o.option_value FROM pg_class AS i, "
+            "pg_options_to_table(i.reloptions) AS o WHERE i.oid = to_regclass(%s) "
+            "AND o.option_name = 'm') FROM pg_class AS t "
+            "WHERE t.oid = to_regclass('memory_vectors')",
+            (index_name(model, dim),),
         ).fetchone()
-        ef = ef_search(limit, float(str(size[0])) if size is not None else 0.0)
+        table_rows = float(str(size[0])) if size is not None else 0.0
+        built_m = int(str(size[1])) if size is not None and size[1] is not None else 16
+        ef = ef_search(limit, table_rows, built_m, hnsw.ef_search)
         conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef),))
         approximate = sql.SQL(
             "SELECT v.memory_id, v.embedding::vector({dim}) <=> %s::vector({dim}) AS distance "

@@ -72,7 +72,9 @@ def existing_ids(conn: Conn, ids: Sequence[str]) -> set[str]:
     return {str(row[0]) for row in found}
 
 
-def insert_memories(conn: Conn, memories: Sequence[Memory]) -> None:
+def insert_memories(
+    conn: Conn, memories: Sequence[Memory], hnsw: vectors.HnswSettings = vectors.DEFAULT_HNSW
+) -> None:
     """Insert ``memories`` with their relations; refuse taken ids, erased sources and rows
     breaking the table's rules, naming the memory."""
     seen: set[str] = set()
@@ -103,14 +105,14 @@ def insert_memories(conn: Conn, memories: Sequence[Memory]) -> None:
     dropped = vectors.drop_for_bulk(conn, counts)
     with conn.cursor() as cursor:
         cursor.executemany(INSERT_MEMORY, values)
-    vectors.rebuild(conn, dropped, len(values))
+    vectors.rebuild(conn, dropped, len(values), hnsw)
     lexical.index_memories(
         conn, [(m.id, terms_text(m.trigger, m.content, m.keywords)) for m in memories]
     )
     for memory in memories:
         if memory.relations:
             write_relations(conn, memory.id, memory.relations, replace=False)
-    vectors.ensure_indexes(conn, counts)
+    vectors.ensure_indexes(conn, counts, hnsw)
 
 
 def write_relations(
@@ -188,8 +190,11 @@ class Update:
     #: The trigger, content or keywords change: the memory's terms are indexed again.
     text_changed: bool = False
 
-    def run(self, conn: Conn, memory_id: str) -> bool:
-        """Apply it; False when no memory has that id."""
+    def run(
+        self, conn: Conn, memory_id: str, hnsw: vectors.HnswSettings = vectors.DEFAULT_HNSW
+    ) -> bool:
+        """Apply it; False when no memory has that id (a new model's index is built as
+        ``hnsw`` says)."""
         if self.details_kind is not None:
             row = conn.execute("SELECT kind FROM memories WHERE id = %s", (memory_id,)).fetchone()
             if row is not None and str(row[0]) != self.details_kind:
@@ -212,7 +217,7 @@ class Update:
         if self.relations is not None:
             write_relations(conn, memory_id, list(self.relations), replace=True)
         if self.vector_index is not None:
-            vectors.ensure_indexes(conn, {self.vector_index})
+            vectors.ensure_indexes(conn, {self.vector_index}, hnsw)
         return True
 
 
