@@ -80,9 +80,16 @@ _DENSE_M: Final = 32
 _LARGE_ROWS: Final = 50_000
 _EF_PER_RESULT: Final = 4
 _EF_MAX: Final = 1000
-#: ``maintenance_work_mem`` while an index is built, so the graph of a large model fits in
-#: memory (pgvector builds far slower once it does not); a higher server setting is kept.
+#: ``maintenance_work_mem`` while an index is built: enough for the graph of the model's
+#: rows (:func:`build_memory_mb`; pgvector builds far slower once the graph no longer fits),
+#: at least ``_BUILD_MEMORY_MB`` and at most ``_BUILD_MEMORY_CAP_MB``; a higher server
+#: setting is kept.
 _BUILD_MEMORY_MB: Final = 512
+_BUILD_MEMORY_CAP_MB: Final = 4096
+#: Bytes of graph per vector beyond its values: each neighbour of the bottom layer (2 m of
+#: them) and of the upper ones, as pgvector lays them out, with a margin for its headers.
+_NEIGHBOUR_BYTES: Final = 10
+_ELEMENT_BYTES: Final = 256
 #: A batch of at least this many vectors of one model, and at least a quarter of what the
 #: model already has, is inserted with the model's index dropped and built again afterwards.
 REBUILD_MIN: Final = 2000
@@ -102,12 +109,15 @@ def ef_search(limit: int, rows: float, m: int, chosen: int = 0) -> int:
 
 def create_index(conn: Conn, model: str, dim: int, hnsw: HnswSettings = DEFAULT_HNSW) -> None:
     """Build the HNSW index of ``(model, dim)`` over the rows already there."""
-    row = conn.execute("SELECT current_setting('maintenance_work_mem')").fetchone()
+    row = conn.execute(
+        "SELECT current_setting('maintenance_work_mem'), "
+        "(SELECT count(*) FROM memory_vectors WHERE model = %s AND dim = %s)",
+        (model, dim),
+    ).fetchone()
     current = _megabytes(str(row[0])) if row is not None else 0
-    if current < _BUILD_MEMORY_MB:
-        conn.execute(
-            "SELECT set_config('maintenance_work_mem', %s, true)", (f"{_BUILD_MEMORY_MB}MB",)
-        )
+    wanted = build_memory_mb(int(str(row[1])) if row is not None else 0, dim, hnsw.m)
+    if current < wanted:
+        conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (f"{wanted}MB",))
     # DDL takes no parameters: the model is quoted as a literal by psycopg.
     conn.execute(
         sql.SQL(
@@ -123,6 +133,15 @@ def create_index(conn: Conn, model: str, dim: int, hnsw: HnswSettings = DEFAULT_
             efc=sql.Literal(hnsw.ef_construction),
         )
     )
+
+
+def build_memory_mb(rows: int, dim: int, m: int) -> int:
+    """Megabytes of ``maintenance_work_mem`` for building a graph of ``rows`` vectors of
+    ``dim`` values with ``m`` links: a third more than its estimated size, within the floor
+    and the cap of the module."""
+    per_vector = 4 * dim + 3 * m * _NEIGHBOUR_BYTES + _ELEMENT_BYTES
+    estimate = math.ceil(rows * per_vector * 4 / 3 / (1024 * 1024))
+    return max(_BUILD_MEMORY_MB, min(_BUILD_MEMORY_CAP_MB, estimate))
 
 
 def _megabytes(setting: str) -> int:
