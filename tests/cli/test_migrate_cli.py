@@ -177,3 +177,40 @@ def test_a_missing_source_schema_is_refused(tmp_path: Path, url: str, schema: st
     assert result.code == 2
     assert f"no schema {schema!r}" in result.err
     assert not (tmp_path / "home" / DB_FILENAME).exists()
+
+
+def test_the_copy_builds_its_index_with_the_configured_hnsw_settings(
+    home: Path, url: str, schema: str
+) -> None:
+    """``[store] hnsw_m`` and ``hnsw_ef_construction`` of the configuration migrate runs with
+    shape the index the copy builds, as the server's catalogue shows."""
+    env = clean_env(KIOKU_STORE__HNSW_M="12", KIOKU_STORE__HNSW_EF_CONSTRUCTION="48")
+    result = run_kioku(
+        "--home", str(home), "migrate", "--to", url, "--schema", schema, env=env, timeout=120
+    )
+    assert result.code == 0, result.err
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT o.option_name, o.option_value FROM pg_class AS c "
+            "JOIN pg_namespace AS n ON n.oid = c.relnamespace, "
+            "pg_options_to_table(c.reloptions) AS o "
+            "WHERE n.nspname = %s AND c.relname LIKE 'memories_hnsw_%%'",
+            (schema,),
+        ).fetchall()
+    assert dict(rows) == {"m": "12", "ef_construction": "48"}
+    bad = run_kioku(
+        "--home",
+        str(home),
+        "migrate",
+        "--to",
+        url,
+        "--schema",
+        schema + "_bad",
+        env=clean_env(KIOKU_STORE__HNSW_EF_CONSTRUCTION="10"),
+        timeout=120,
+    )
+    assert bad.code == 2
+    assert "store.hnsw_ef_construction" in bad.err
+    assert PASSWORD not in bad.err + bad.out

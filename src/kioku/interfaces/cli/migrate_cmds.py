@@ -63,6 +63,7 @@ def migrate_cmd(
     ids, or rows the source lacks, is refused before anything is written (exit 2). Stop
     other kioku processes writing to the source while it runs. Passwords are never printed.
     """
+    from kioku.config.loader import load_config
     from kioku.service.paths import DB_FILENAME
     from kioku.service.transfer import copy_store
     from kioku.service.transfer.endpoints import (
@@ -81,7 +82,9 @@ def migrate_cmd(
         path = sqlite_file(source) if source is not None else state.home / DB_FILENAME
         src = open_sqlite(path, source=True)
         try:
-            dst = open_postgres(to_url, schema, source=False, dry_run=dry_run)
+            store = load_config(home=state.home, path=state.config_path).config.store
+            hnsw = (store.hnsw_m, store.hnsw_ef_construction, store.hnsw_ef_search)
+            dst = open_postgres(to_url, schema, source=False, dry_run=dry_run, hnsw=hnsw)
         except BaseException:
             src.close()
             raise

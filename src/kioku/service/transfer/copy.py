@@ -35,6 +35,9 @@ __all__ = [
 #: The ``state`` row holding a store's secret for keyed digests (both adapters).
 ERASURE_KEY = "erasure_key"
 BATCH = 500
+#: Rows per batch into PostgreSQL, which writes a batch with one ``COPY`` (larger batches
+#: spread each transaction's fixed cost over more rows).
+POSTGRES_BATCH = 5000
 _SHOWN = 3
 
 Key = tuple[object, ...]
@@ -155,14 +158,17 @@ def copy_store(
     target: TableAccess,
     *,
     dry_run: bool = False,
-    batch: int = BATCH,
+    batch: int | None = None,
     progress: Progress | None = None,
 ) -> MigrationReport:
-    """Copy ``source`` into ``target`` and verify it (see the module's text).
+    """Copy ``source`` into ``target`` and verify it (see the module's text), ``batch`` rows
+    per transaction (by default :data:`POSTGRES_BATCH` into PostgreSQL, else :data:`BATCH`).
 
     Raises :class:`MigrationConflictError` (nothing written) when the target holds rows the
     source does not, or other values under the same keys.
     """
+    if batch is None:
+        batch = POSTGRES_BATCH if target.backend == "postgres" else BATCH
     plans = [_plan(source, target, spec, batch) for spec in TABLES]
     replace_key = _key_problem(plans)
     conflicts = [c for p in plans for c in p.conflicts]

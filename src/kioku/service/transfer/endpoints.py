@@ -97,9 +97,18 @@ def check_server(url: str, schema: str) -> None:
         raise ValidationError("--schema", schema, "a plain schema name", hint=problem)
 
 
-def open_postgres(url: str, schema: str, *, source: bool, dry_run: bool = False) -> TableAccess:
+def open_postgres(
+    url: str,
+    schema: str,
+    *,
+    source: bool,
+    dry_run: bool = False,
+    hnsw: tuple[int, int, int] | None = None,
+) -> TableAccess:
     """The store in ``schema`` at ``url``: a source schema must exist; an absent target
-    schema is created (not on a dry run)."""
+    schema is created (not on a dry run). ``hnsw``: ``[store] hnsw_m``,
+    ``hnsw_ef_construction`` and ``hnsw_ef_search`` for the indexes a copy builds (None: the
+    defaults)."""
     check_server(url, schema)
     try:
         from kioku.adapters.store.postgres.transfer import open_postgres_tables, schema_exists
@@ -118,4 +127,8 @@ def open_postgres(url: str, schema: str, *, source: bool, dry_run: bool = False)
             )
         if dry_run:
             return EmptyTables("postgres", f"{mask_url(url)} (schema {schema})")
-    return open_postgres_tables(url, schema)
+    if hnsw is None:
+        return open_postgres_tables(url, schema)
+    from kioku.adapters.store.postgres.vectors import HnswSettings
+
+    return open_postgres_tables(url, schema, HnswSettings(*hnsw))

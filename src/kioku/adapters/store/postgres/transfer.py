@@ -2,101 +2,76 @@
 :mod:`kioku.service.transfer`).
 
 Rows are read through a server-side cursor in one repeatable-read snapshot per table, JSON as
-text and vectors in pgvector's binary form (which is how they are written too). Writes are
-``INSERT ... ON CONFLICT DO NOTHING`` (a row whose key is taken is left as it is), each batch
-in one transaction under the schema's advisory lock, with what the store derives from it: a
-memory's terms (the counting triggers follow) and an original's terms. Ids that an identity
-hands out are written with ``OVERRIDING SYSTEM VALUE``. :meth:`PostgresTables.finish` moves
-each identity past the largest value copied and, after the memories, builds the HNSW index of
-each embedding model in one pass.
+text and vectors in pgvector's binary form (which is how they are written too). Each batch is
+written with ``COPY`` into a staging table and from there with one ``INSERT ... ON CONFLICT DO
+NOTHING`` (a row whose key is taken is left as it is; see :mod:`.bulk`), in one transaction
+under the schema's advisory lock, with what the store derives from it: a memory's terms (the
+counting triggers follow) and an original's terms. Ids that an identity hands out are written
+with ``OVERRIDING SYSTEM VALUE``. :meth:`PostgresTables.finish` moves each identity past the
+largest value copied and, after the memories, builds the HNSW index of each embedding model in
+one pass.
 """
 
 from __future__ import annotations
 
 import json
-import struct
 import sys
 from array import array
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
 import psycopg
-from psycopg import pq, sql
-from psycopg.adapt import Dumper
+from psycopg import sql
 
-from kioku.adapters.store.postgres import lexical, vectors
+from kioku.adapters.store.postgres import bulk, lexical, vectors
+from kioku.adapters.store.postgres.bulk import SentVector
 from kioku.adapters.store.postgres.connection import redacted
 from kioku.adapters.store.postgres.store import PostgresStore, open_postgres_schema
 from kioku.adapters.store.sqlite.search import terms_text
 from kioku.config.store_url import mask_url
 from kioku.errors import StoreError
-from kioku.ports.transfer.canonical import Row, canonical_value, vector_values
+from kioku.ports.transfer.canonical import Row, canonical_value
 from kioku.ports.transfer.tables import TableSpec
 
 __all__ = ["PostgresTables", "open_postgres_tables", "schema_exists"]
 
-#: How each column type is selected and cast on insert.
-#: Vectors travel in binary: pgvector's send format out, a float8[] in (exact for float32).
+#: How each column type is selected (vectors in pgvector's send format).
 _READ: Final = {"json": "{}::text", "vector": "vector_send({})"}
-_PARAM: Final = {"json": "%s::jsonb", "vector": "%b", "list": "%s::text[]"}
-
-
-#: Originals carry their terms (the counting triggers follow them).
-_ORIGINALS: Final = sql.SQL(
-    "INSERT INTO originals (memory_id, saved_at, trigger, content, terms) "
-    "VALUES (%s, %s, %s, %s, string_to_array(%s, ' ')) ON CONFLICT DO NOTHING"
-)
 
 
 def _original_terms(row: Sequence[object]) -> str:
     return " ".join(terms_text(str(row[2]), str(row[3]), ()).lower().split())
 
 
-def _native(kind: str, value: object) -> object:
-    """A canonical value as this store's insert takes it."""
-    if value is None:
-        return None
-    if kind == "bool":
-        return bool(value)
-    if kind == "list":
-        return json.loads(str(value))
-    if kind == "vector" and isinstance(value, bytes):
-        return _SentVector.of(value)
-    return value
+def _list(value: object) -> object:
+    return [] if value == "[]" else json.loads(str(value))
+
+
+def _vector(value: object) -> object:
+    return SentVector.of(value) if isinstance(value, bytes) else value
+
+
+#: How a canonical value of each kind is converted for this store's insert (others as they are).
+_NATIVE: Final[dict[str, Callable[[object], object]]] = {
+    "bool": bool,
+    "list": _list,
+    "vector": _vector,
+}
+
+
+def _natives(kinds: Sequence[str], rows: Sequence[Row]) -> list[tuple[object, ...]]:
+    """Canonical rows as this store's insert takes them (None stays None)."""
+    converts = [_NATIVE.get(kind) for kind in kinds]
+    return [
+        tuple(v if f is None or v is None else f(v) for f, v in zip(converts, r, strict=True))
+        for r in rows
+    ]
 
 
 def _canonical(kind: str, value: object) -> object:
     if kind == "vector" and value is not None:
         return _sent_vector(bytes(value))  # type: ignore[call-overload]
     return canonical_value(kind, value)  # type: ignore[arg-type]
-
-
-class _SentVector(bytes):
-    """A vector in pgvector's binary form, sent as a ``vector`` parameter as it is."""
-
-    @classmethod
-    def of(cls, canonical: bytes) -> _SentVector:
-        values = vector_values(canonical)
-        if sys.byteorder == "little":
-            values.byteswap()
-        return cls(struct.pack(">HH", len(values), 0) + values.tobytes())
-
-
-def _register_vector(conn: psycopg.Connection[tuple[object, ...]]) -> None:
-    """Send :class:`_SentVector` values in binary as pgvector's type, on ``conn``."""
-    row = conn.execute("SELECT 'vector'::regtype::oid").fetchone()
-    assert row is not None
-    vector_oid = int(str(row[0]))
-
-    class VectorDumper(Dumper):
-        format = pq.Format.BINARY
-        oid = vector_oid
-
-        def dump(self, obj: object) -> bytes:
-            assert isinstance(obj, bytes)
-            return bytes(obj)
-
-    conn.adapters.register_dumper(_SentVector, VectorDumper)
 
 
 def _sent_vector(data: bytes) -> bytes:
@@ -147,27 +122,20 @@ class PostgresTables:
     def insert(self, spec: TableSpec, rows: Sequence[Row]) -> int:
         if not rows:
             return 0
-        kinds = [kind for _, kind in spec.columns]
-        statement: sql.SQL | sql.Composed = sql.SQL(
-            "INSERT INTO {table} ({columns}) {overriding}VALUES ({values}) ON CONFLICT DO NOTHING"
-        ).format(
-            table=sql.Identifier(spec.name),
-            columns=sql.SQL(", ").join(sql.Identifier(n) for n in spec.names),
-            overriding=sql.SQL("OVERRIDING SYSTEM VALUE " if spec.serial else ""),
-            values=sql.SQL(", ").join(sql.SQL(_PARAM.get(k, "%s")) for k in kinds),
-        )
-        values = [tuple(_native(k, v) for k, v in zip(kinds, r, strict=True)) for r in rows]
+        values = _natives([kind for _, kind in spec.columns], rows)
+        columns: list[tuple[str, str]] = list(spec.columns)
         if spec.name == "originals":
-            statement, values = _ORIGINALS, [(*v, _original_terms(v)) for v in values]
+            columns.append(("terms", "words"))
+            values = [(*v, _original_terms(v)) for v in values]
         with self._store._writing() as conn:
+            inserted = bulk.copy_insert(
+                conn, spec.name, columns, values, spec.key[0], overriding=spec.serial is not None
+            )
             if spec.name == "memories":
-                _register_vector(conn)
-            with conn.cursor() as cursor:
-                cursor.executemany(statement, values)
-                inserted = max(cursor.rowcount, 0)
-            if spec.name == "memories":
-                _derive_memories(conn, spec, rows)
-        return inserted
+                # Only the memories inserted: one whose id was taken keeps its own terms.
+                new, at = set(inserted), spec.key_index[0]
+                _derive_memories(conn, spec, [r for r in rows if r[at] in new])
+        return len(inserted)
 
     def set_state(self, key: str, value: str) -> None:
         with self._store._writing() as conn:
@@ -203,7 +171,9 @@ class PostgresTables:
                 "SELECT DISTINCT embedding_model, embedding_dim FROM memories "
                 "WHERE embedding_model IS NOT NULL"
             ).fetchall()
-            vectors.ensure_indexes(conn, {(str(m), int(str(d))) for m, d in pairs})
+            vectors.ensure_indexes(
+                conn, {(str(m), int(str(d))) for m, d in pairs}, self._store.hnsw
+            )
             # Fresh statistics, so the planner walks the new index rather than scanning a
             # table it still believes small.
             conn.execute("ANALYZE memories, memory_terms, memory_vectors")
@@ -240,7 +210,10 @@ def schema_exists(url: str, schema: str) -> bool:
     return row is not None
 
 
-def open_postgres_tables(url: str, schema: str) -> PostgresTables:
-    """The tables of ``schema`` on the server at ``url`` (created and migrated when missing)."""
-    store = open_postgres_schema(url, schema)
+def open_postgres_tables(
+    url: str, schema: str, hnsw: vectors.HnswSettings = vectors.DEFAULT_HNSW
+) -> PostgresTables:
+    """The tables of ``schema`` on the server at ``url`` (created and migrated when missing);
+    the HNSW indexes a copy builds are built as ``hnsw`` says."""
+    store = open_postgres_schema(url, schema, hnsw=hnsw)
     return PostgresTables(store, f"{mask_url(url)} (schema {schema})")
