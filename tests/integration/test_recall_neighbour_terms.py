@@ -120,3 +120,89 @@ def test_the_session_read_around_a_match_uses_the_session_index(tmp_path: Path) 
         [query] = [q for q in seen if "session_id" in q]
         plan = " ".join(str(row[3]) for row in conn.execute("EXPLAIN QUERY PLAN " + query))
         assert "USING INDEX idx_memories_session" in plan
+
+
+def _prepared(k: Kioku, session: str, start: datetime, texts: list[str]) -> list[str]:
+    """``texts`` as turns a minute apart, stored in one call."""
+    turns = [
+        k.prepare_turn(text, at=start + timedelta(minutes=i), session_id=session)
+        for i, text in enumerate(texts)
+    ]
+    return [remembered[0].id for remembered in k.store_turns(turns)]
+
+
+def test_the_turns_around_seeds_in_many_sessions_are_read_at_once(kioku: Kioku) -> None:
+    """One statement reads around the seeds of every session, through the session index."""
+    replies = [
+        _turns(
+            kioku,
+            f"s{n}",
+            T0 - timedelta(hours=3 * n),
+            [
+                f"Melanie: How did the kids like the dinosaur exhibit in town {n}?",
+                f"Caroline: They were stoked, we stayed until closing time on day {n}.",
+            ],
+        )[1]
+        for n in range(8)
+    ]
+    conn = kioku.store._conn  # type: ignore[attr-defined]
+    seen: list[str] = []
+    conn.set_trace_callback(seen.append)
+    try:
+        found = _lexical(kioku)
+    finally:
+        conn.set_trace_callback(None)
+    assert all(found.get(reply, 0.0) > 0 for reply in replies)
+    reads = [q for q in seen if "session_id =" in q]
+    assert len(reads) == 1
+    plan = " ".join(str(row[3]) for row in conn.execute("EXPLAIN QUERY PLAN " + reads[0]))
+    assert "USING INDEX idx_memories_session" in plan
+
+
+def test_a_vector_match_borrows_the_words_around_it(kioku: Kioku) -> None:
+    """A turn the vector search finds lends and borrows terms like a lexical match, even
+    when the lexical seeds are all elsewhere."""
+    from kioku.adapters.text.lexical import query_terms
+    from kioku.ports.store import MemoryFilter
+    from kioku.service.recall.neighbour_terms import SEEDS, widen
+
+    for n in range(SEEDS + 5):  # better lexical matches than there are lexical seeds
+        _turns(
+            kioku, f"m{n}", T0 - timedelta(days=1, hours=3 * n), [f"Kids, dinosaur exhibit {n}."]
+        )
+    question, reply = _turns(
+        kioku,
+        "x",
+        T0,
+        [
+            "Melanie: We talked for hours about school, work, the weather, our trip to "
+            "the coast, the new neighbours and, at the very end, about the kids.",
+            "Caroline: They were stoked.",
+        ],
+    )
+    store = kioku.store
+    flt = MemoryFilter(user_id=kioku.user_id, agent_id=kioku.agent_id, archived=False)
+    terms = query_terms(QUERY)
+    lexical = dict(store.search_lexical(terms, flt, 100))
+    ranked = sorted(lexical, key=lambda key: -lexical[key])
+    assert ranked.index(question) >= SEEDS
+    assert reply not in lexical
+    assert widen(store, flt, terms, lexical)[0].get(reply, 0.0) == 0.0
+    widened, _ = widen(store, flt, terms, lexical, {reply: 0.9})
+    assert widened[reply] > 0.0
+    assert widened[question] > 0.0
+
+
+def test_seeds_far_apart_in_a_long_session_each_have_their_turns_read(kioku: Kioku) -> None:
+    """Each seed's turns are read, however far apart the seeds are in one session: a read
+    per stretch around seeds, not one from the first seed to the last (at most 1,000 turns
+    each)."""
+    texts = [f"Caroline: line {i} of a long chat about gardening." for i in range(1300)]
+    texts[5] = "Melanie: How did the kids like the dinosaur exhibit at the museum?"
+    texts[6] = "Caroline: They were stoked, we stayed until closing time."
+    texts[1250] = "Melanie: And the kids, did they like the dinosaur exhibit the second time?"
+    texts[1251] = "Caroline: They were stoked again, even more."
+    ids = _prepared(kioku, "long", T0 - timedelta(days=2), texts)
+    found = _lexical(kioku)
+    assert found.get(ids[6], 0.0) > 0.0
+    assert found.get(ids[1251], 0.0) > 0.0

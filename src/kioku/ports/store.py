@@ -544,6 +544,18 @@ class Store(Protocol):
         """What forgetting reads of the memories ``flt`` selects (its order and page too)."""
         ...
 
+    def session_windows(
+        self, flt: MemoryFilter, windows: Sequence[tuple[str, datetime, datetime]]
+    ) -> builtins.list[builtins.list[tuple[str, datetime]]]:
+        """For each ``(session id, after, before)`` of ``windows``, in order, the id and
+        creation time of the memories of that session created at or after ``after`` and
+        before ``before`` (instants, timezone aware) that the rest of ``flt`` selects: the
+        ids and times :meth:`activity_fields` reads with ``flt`` narrowed to the window and
+        ordered oldest first (ties: by id), ``flt``'s limit and offset applying to each
+        window. ``flt``'s own session, time bounds and order do not apply. One read, however
+        many windows; none: ``[]``."""
+        ...
+
     def touch_accessed(self, ids: Sequence[str], at: datetime) -> int:
         """Count the accesses flagged since the last batch of the memories among ``ids`` that
         are not episodes: one more recall each, last access at ``at`` unless later already,

@@ -3,8 +3,8 @@
 1. Candidates from lexical search (BM25 over kioku's own terms, the query's question words left
    out) and vector search (the configured embedder's vectors only), in the owner's scope,
    archive included when ``archive.enable_archive_recall`` is on. With conversation context
-   on, the best lexical matches and the turns around them are scored again with their
-   neighbours' terms lent (:mod:`.neighbour_terms`).
+   on, the best lexical matches and the turns around them, and the best vector matches, are
+   scored again with their neighbours' terms lent (:mod:`.neighbour_terms`).
 2. Match = ``vector_weight × cosine + lexical_weight × BM25 / best BM25``. The best matches lend
    ``context_weight × match`` to the candidates recorded just before and after them in their
    session (half as much to the second on each side): relevance = match + that, at most 1.
@@ -220,8 +220,6 @@ def run_recall(
         lexical: dict[str, float] = {}
         if weights.lexical > 0 and terms:
             lexical = dict(store.search_lexical(terms, flt, weights.candidates))
-        if lexical and weights.context > 0:
-            lexical = widen(store, flt, terms, lexical)
     vector = None
     if embedder is not None and weights.vector > 0:
         vector = query_vector(embedder, text)
@@ -229,17 +227,23 @@ def run_recall(
         similar: dict[str, float] = {}
         if embedder is not None and vector is not None and any(vector):
             similar = dict(store.vector_search(embedder.model_id, vector, flt, weights.candidates))
+        found = {f.id: f for f in store.scoring_fields(sorted(lexical.keys() | similar.keys()))}
+        held: dict[str, frozenset[str]] = {}
+        if lexical and weights.context > 0:
+            lexical, held = widen(store, flt, terms, lexical, similar, weights.candidates, found)
+            joined = sorted(lexical.keys() - found.keys())
+            found.update((f.id, f) for f in store.scoring_fields(joined))
         best_lexical = max(lexical.values(), default=0.0)
         if best_lexical > 0:
             lexical = {key: value / best_lexical for key, value in lexical.items()}
         else:
             lexical = dict.fromkeys(lexical, 0.0)
         fields = {
-            f.id: f
-            for f in store.scoring_fields(sorted(lexical.keys() | similar.keys()))
-            if not math.isnan(f.retention_score)
+            key: found[key]
+            for key in sorted(lexical.keys() | similar.keys())
+            if key in found and not math.isnan(found[key].retention_score)
         }
-        covered = coverage_of(store, terms, fields)
+        covered = coverage_of(store, terms, fields, held)
         match = {
             key: match_of(similar.get(key, 0.0), lexical.get(key, 0.0), weights) for key in fields
         }

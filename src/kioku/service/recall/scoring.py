@@ -3,7 +3,7 @@ covers, and every component of the spec's priority (see :mod:`.pipeline`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 
 from kioku.config.schema import Config
@@ -93,14 +93,22 @@ def score_of(
     }
 
 
-def coverage_of(store: Store, terms: Sequence[str], keys: Iterable[str]) -> dict[str, float]:
-    """Each candidate's coverage of the query's terms (what qualifies it)."""
+def coverage_of(
+    store: Store,
+    terms: Sequence[str],
+    keys: Iterable[str],
+    known: Mapping[str, frozenset[str]] | None = None,
+) -> dict[str, float]:
+    """Each candidate's coverage of the query's terms (what qualifies it). ``known``: the
+    indexed terms of some of them, read already (a memory not indexed is left out of it)."""
     wanted = sorted(keys)
     if not terms or not wanted:
         return {}
     memories, documents = store.term_documents(terms)
     weights = {term: term_weight(count, memories) for term, count in documents.items()}
-    held = store.indexed_terms(wanted)
+    known = known or {}
+    held = {key: known[key] for key in wanted if key in known}
+    held.update(store.indexed_terms([key for key in wanted if key not in known]))
     return {key: coverage(weights, held.get(key, frozenset())) for key in wanted}
 
 

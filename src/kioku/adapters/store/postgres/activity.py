@@ -15,13 +15,21 @@ import builtins
 import json
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
+from dataclasses import replace
 from datetime import datetime
 from typing import Final
 
 from kioku.adapters.store.postgres.connection import Conn
-from kioku.adapters.store.postgres.queries import check_page, order_clause, sql_int, where_clause
+from kioku.adapters.store.postgres.queries import (
+    and_clause,
+    check_page,
+    order_clause,
+    sql_int,
+    where_clause,
+)
 from kioku.adapters.store.sqlite.activity_rows import REDACTED_KEYS
 from kioku.adapters.store.sqlite.consolidation_schema import read_activity
+from kioku.adapters.store.sqlite.session_windows import grouped, window_values
 from kioku.errors import ValidationError
 from kioku.ports.store import MemoryFilter
 from kioku.ports.store_records import ActivityFields, ActivityQuery, ActivityRow, StoredActivity
@@ -39,6 +47,17 @@ _LINK_MEMORIES: Final = (
 _SELECT_FIELDS: Final = (
     "SELECT id, kind, created_utc, last_access_utc, recall_count, recalled_since_last_batch, "
     "protected, archived_at IS NOT NULL, low_since_utc, details::text FROM memories"
+)
+
+#: Many windows of sessions in one statement: the windows as arrays, each window's memories
+#: read through the session index (``idx_memories_session``) with their own page.
+_SELECT_WINDOWS: Final = (
+    "SELECT m.id, m.created_utc, w.n - 1 "
+    "FROM unnest(%s::text[], %s::float8[], %s::float8[]) WITH ORDINALITY "
+    "AS w(w_session, w_from, w_until, n) CROSS JOIN LATERAL ("
+    "SELECT id, created_utc FROM memories "
+    "WHERE session_id = w.w_session AND created_utc >= w.w_from AND created_utc < w.w_until"
+    "{rest} ORDER BY created_utc, id LIMIT %s OFFSET %s) AS m"
 )
 
 
@@ -175,6 +194,25 @@ class ActivityPart:
                 (*params, limit, sql_int(flt.offset)),
             ).fetchall()
         return [read_activity(r) for r in found]
+
+    def session_windows(
+        self, flt: MemoryFilter, windows: Sequence[tuple[str, datetime, datetime]]
+    ) -> builtins.list[builtins.list[tuple[str, datetime]]]:
+        check_page(flt.limit, flt.offset)
+        asked = window_values(windows)
+        if not asked:
+            return []
+        rest, params = and_clause(
+            replace(flt, session_id=None, created_after=None, created_before=None)
+        )
+        limit = None if flt.limit is None else sql_int(flt.limit)
+        sessions, starts, ends = (list(column) for column in zip(*asked, strict=True))
+        with self._reading() as conn:
+            found = conn.execute(
+                _SELECT_WINDOWS.format(rest=rest),
+                (sessions, starts, ends, *params, limit, sql_int(flt.offset)),
+            ).fetchall()
+        return grouped(found, len(asked))
 
     def touch_accessed(self, ids: Sequence[str], at: datetime) -> int:
         """For memories other than episodes (the nightly batch counts those)."""

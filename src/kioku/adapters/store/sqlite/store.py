@@ -43,6 +43,7 @@ from kioku.adapters.store.sqlite.queries import (
     sql_int,
     where_clause,
 )
+from kioku.adapters.store.sqlite.session_windows import read_windows
 from kioku.adapters.store.sqlite.store_consolidation import ConsolidationPart
 from kioku.adapters.store.sqlite.store_keys import KeysPart
 from kioku.adapters.store.sqlite.store_kinds import KindsPart, search_scope
@@ -254,6 +255,12 @@ class SqliteStore(TransactionsPart, KindsPart, ConsolidationPart, KeysPart):
     def scoring_fields(self, memory_ids: Sequence[str]) -> builtins.list[ScoringFields]:
         with self._reading() as conn:
             return rows.scoring_fields(conn, list(dict.fromkeys(memory_ids)))
+
+    def session_windows(
+        self, flt: MemoryFilter, windows: Sequence[tuple[str, datetime, datetime]]
+    ) -> builtins.list[builtins.list[tuple[str, datetime]]]:
+        with self._reading() as conn:
+            return read_windows(conn, flt, windows)
 
     def list(self, flt: MemoryFilter) -> list[Memory]:
         check_page(flt.limit, flt.offset)
