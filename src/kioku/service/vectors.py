@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from kioku.core.model import Embedding
 from kioku.errors import KiokuError
@@ -35,6 +35,18 @@ __all__ = [
 #: The state row naming the model of the newest vectors.
 VECTOR_MODEL_KEY = "embedding_model"
 
+#: Whether an embedder's type is a :class:`TextEmbedder`, decided once per type (the protocol
+#: check looks up every member of the protocol on each call).
+_TEXT_EMBEDDERS: dict[type, bool] = {}
+
+
+def _embeds_one(embedder: object) -> bool:
+    kind = type(embedder)
+    known = _TEXT_EMBEDDERS.get(kind)
+    if known is None:
+        known = _TEXT_EMBEDDERS[kind] = isinstance(embedder, TextEmbedder)
+    return known
+
 
 def embed_memory(engine: Engine, memory: Memory) -> Memory:
     """The memory with a vector of its trigger and content, unless it has one already."""
@@ -42,9 +54,9 @@ def embed_memory(engine: Engine, memory: Memory) -> Memory:
         return memory
     embedder = engine.embedder
     text = f"{memory.trigger}\n{memory.content}"
-    if isinstance(embedder, TextEmbedder):
+    if _embeds_one(embedder):
         # The same numbers as embed([text])[0], without building a numpy matrix of one row.
-        vector = tuple(embedder.embed_one(text))
+        vector = tuple(cast("TextEmbedder", embedder).embed_one(text))
     else:
         vector = tuple(embedder.embed([text])[0].tolist())
     return replace(memory, embedding=Embedding(embedder.model_id, vector))

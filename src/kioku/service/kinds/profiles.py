@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Final, cast
 
 from kioku.core.kinds import Preference, ProfileDetails, ProfileFact, profile_text
 from kioku.core.model import Kind, Memory
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from kioku.service.engine import Engine
 
 __all__ = [
+    "KnownProfiles",
     "claims_of",
     "edit_profile",
     "find_profile",
@@ -39,6 +40,39 @@ __all__ = [
 ]
 
 _MAX_NAME: Final = 200
+
+#: Whether an analyzer's type is a :class:`ProfileExtractor`, decided once per type (the
+#: protocol check looks up every method of the protocol on each call).
+_EXTRACTORS: dict[type, bool] = {}
+
+
+def _extracts_profiles(analyzer: object) -> bool:
+    kind = type(analyzer)
+    known = _EXTRACTORS.get(kind)
+    if known is None:
+        known = _EXTRACTORS[kind] = isinstance(analyzer, ProfileExtractor)
+    return known
+
+
+class KnownProfiles:
+    """The profiles of a scope as :func:`profiles` lists them, read once for a run of turns
+    that learn in turn (:func:`learn_from_turn`) and read again after a turn writes one.
+
+    Valid only while nothing but those calls writes profiles of the scope.
+    """
+
+    __slots__ = ("_listed",)
+
+    def __init__(self) -> None:
+        self._listed: list[Memory] | None = None
+
+    def get(self, engine: Engine) -> list[Memory]:
+        if self._listed is None:
+            self._listed = profiles(engine)
+        return self._listed
+
+    def forget(self) -> None:
+        self._listed = None
 
 
 def _check_name(person: str) -> str:
@@ -55,8 +89,12 @@ def profiles(engine: Engine) -> list[Memory]:
 
 def find_profile(engine: Engine, person: str) -> Memory | None:
     """The profile whose person (or an alias) is ``person``, any case."""
-    wanted = _check_name(person).casefold()
-    for memory in profiles(engine):
+    return _find(profiles(engine), _check_name(person))
+
+
+def _find(listed: Iterable[Memory], name: str) -> Memory | None:
+    wanted = name.casefold()
+    for memory in listed:
         details = memory.details
         assert isinstance(details, ProfileDetails)
         if wanted in {details.person.casefold(), *(a.casefold() for a in details.aliases)}:
@@ -85,8 +123,8 @@ def _claims(engine: Engine, text: str, person: str) -> list[ProfileClaim]:
     """What ``person`` says about themselves in ``text``: the analyzer's reading when it
     extracts profiles and the text has a first-person cue, else the offline extractor's."""
     analyzer = engine.analyzer
-    if isinstance(analyzer, ProfileExtractor) and has_profile_cue(text):
-        return analyzer.extract_profile(text, person)
+    if _extracts_profiles(analyzer) and has_profile_cue(text):
+        return cast("ProfileExtractor", analyzer).extract_profile(text, person)
     return extract_profile_claims(text, speaker=person)
 
 
@@ -103,20 +141,24 @@ def learn_from_turn(
     *,
     text: str | None = None,
     claims: list[ProfileClaim] | None = None,
+    known: KnownProfiles | None = None,
 ) -> Memory | None:
     """Fold what ``episode``'s speaker (default: the owner) said about themselves into their
     profile, and count mentions of known people. The profile written, if any.
 
     ``text`` is what the speaker said (default: the episode's trigger, which an LLM analyzer
     writes as a summary rather than the speaker's own words); ``claims`` what was already
-    read from it (:func:`claims_of`), else it is read now.
+    read from it (:func:`claims_of`), else it is read now. ``known`` holds the profiles
+    listed for the turns before, when nothing else wrote profiles since.
     """
     person = speaker or engine.user_id
     text = episode.trigger if text is None else text
     if claims is None:
         claims = _claims(engine, text, person)
+    if known is None:
+        known = KnownProfiles()
     mentioned = []
-    for memory in profiles(engine):
+    for memory in known.get(engine):
         details = memory.details
         assert isinstance(details, ProfileDetails)
         if details.person.casefold() != person.casefold() and _names(details, text):
@@ -127,8 +169,10 @@ def learn_from_turn(
     with engine.store.atomic():
         for memory, details in mentioned:
             _save(engine, memory, details.person, count_mention(details, person))
+        if mentioned:
+            known.forget()
         if claims:
-            own = find_profile(engine, person)
+            own = _find(known.get(engine), _check_name(person))
             details = (
                 own.details
                 if own is not None and isinstance(own.details, ProfileDetails)
@@ -136,6 +180,7 @@ def learn_from_turn(
             )
             merged = merge_claims(details, claims, episode.id, episode.created)
             written = _save(engine, own, person, merged)
+    known.forget()
     return written
 
 

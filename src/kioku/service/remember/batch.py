@@ -132,20 +132,24 @@ def _after_insert(
     """The activity lines of the stored turns, what the profiles learn from them (both in
     turn order) and each session's mood (its last turn's)."""
     from kioku.service.activity.log import log_events
-    from kioku.service.kinds.profiles import learn_from_turn
+    from kioku.service.kinds.profiles import KnownProfiles, learn_from_turn
     from kioku.service.recall.mood import SessionMood, session_key
     from kioku.service.remember.storing import turn_events
 
-    moods: dict[str, str] = {}
+    last: dict[str, Memory] = {}  # each session's last turn, in the order sessions first come
     events = []
     for turn, (memory, known) in zip(run, done, strict=True):
         if turn.session_id:
-            moods[session_key(turn.session_id)] = SessionMood.of(memory).to_json()
+            last[session_key(turn.session_id)] = memory
         if not known:
             events += turn_events(engine, memory, turn)
-    for key, value in moods.items():
-        engine.store.set_state(key, value)
+    for key, memory in last.items():
+        engine.store.set_state(key, SessionMood.of(memory).to_json())
     log_events(engine, events)
+    # Listed once for the run, and again only after a turn writes a profile.
+    profiles = KnownProfiles()
     for turn, (memory, known) in zip(run, done, strict=True):
         if not known:
-            learn_from_turn(engine, memory, text=turn.user or None, claims=list(turn.claims))
+            learn_from_turn(
+                engine, memory, text=turn.user or None, claims=list(turn.claims), known=profiles
+            )

@@ -15,7 +15,10 @@ _WORD: Final = re.compile(
 )
 
 
-@dataclass(frozen=True, slots=True)
+# Not frozen: a frozen dataclass sets each field through object.__setattr__, which made
+# building a turn's words several times as dear; Words are never changed after they are made,
+# and hash and compare by their fields as a frozen one does.
+@dataclass(slots=True, unsafe_hash=True)
 class Word:
     """A token: ``text`` as written, ``low`` lower-cased with plain apostrophes."""
 
