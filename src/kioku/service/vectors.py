@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, cast
 
 from kioku.core.model import Embedding
 from kioku.errors import KiokuError
+from kioku.ports.conformance import conforms
 from kioku.ports.embedder import TextEmbedder
 from kioku.ports.store import MemoryPatch
 from kioku.service.engine import warn
@@ -35,17 +36,10 @@ __all__ = [
 #: The state row naming the model of the newest vectors.
 VECTOR_MODEL_KEY = "embedding_model"
 
-#: Whether an embedder's type is a :class:`TextEmbedder`, decided once per type (the protocol
-#: check looks up every member of the protocol on each call).
-_TEXT_EMBEDDERS: dict[type, bool] = {}
-
 
 def _embeds_one(embedder: object) -> bool:
-    kind = type(embedder)
-    known = _TEXT_EMBEDDERS.get(kind)
-    if known is None:
-        known = _TEXT_EMBEDDERS[kind] = isinstance(embedder, TextEmbedder)
-    return known
+    """Whether the embedder embeds one text without numpy (decided once per type)."""
+    return conforms(embedder, TextEmbedder)
 
 
 def embed_memory(engine: Engine, memory: Memory) -> Memory:

@@ -23,6 +23,7 @@ from kioku.core.profiles.cues import has_profile_cue
 from kioku.core.profiles.merge import count_mention, merge_claims
 from kioku.errors import MemoryNotFoundError, ValidationError
 from kioku.ports.analyzer import ProfileExtractor
+from kioku.ports.conformance import conforms
 from kioku.ports.store import MemoryFilter, MemoryPatch
 from kioku.service.kinds.records import new_record
 
@@ -41,17 +42,10 @@ __all__ = [
 
 _MAX_NAME: Final = 200
 
-#: Whether an analyzer's type is a :class:`ProfileExtractor`, decided once per type (the
-#: protocol check looks up every method of the protocol on each call).
-_EXTRACTORS: dict[type, bool] = {}
-
 
 def _extracts_profiles(analyzer: object) -> bool:
-    kind = type(analyzer)
-    known = _EXTRACTORS.get(kind)
-    if known is None:
-        known = _EXTRACTORS[kind] = isinstance(analyzer, ProfileExtractor)
-    return known
+    """Whether the analyzer reads profiles itself (decided once per type)."""
+    return conforms(analyzer, ProfileExtractor)
 
 
 class KnownProfiles:
