@@ -24,6 +24,7 @@ import pytest
 from kioku import Kioku
 from kioku.adapters.clock import FixedClock
 from kioku.service.remember.storing import PreparedTurn
+from kioku.service.remember.turns import RememberedTurn
 from tests.postgres_server import admin, postgres_url  # noqa: F401 (a fixture)
 
 _NOW = datetime(2024, 6, 1, 12, 0, tzinfo=UTC)
@@ -154,15 +155,22 @@ def _turns(kioku: Kioku) -> list[PreparedTurn]:
     return turns
 
 
-def test_store_turns_stores_what_store_turn_on_each_stores(pair: tuple[Kioku, Kioku]) -> None:
-    one, many = pair
+def _both_ways(one: Kioku, many: Kioku) -> tuple[list[RememberedTurn], list[RememberedTurn]]:
+    """The same turns stored by ``store_turn`` on each into ``one`` and by one
+    ``store_turns`` into ``many`` (both set up alike); the two lists of results."""
     _setup(one)
     _setup(many)
     turns = _turns(one)
     singly = [one.store_turn(turn) for turn in turns]
     together = many.store_turns(turns)
-
     assert [t.known for t in together] == [t.known for t in singly]
+    return singly, together
+
+
+def test_store_turns_stores_what_store_turn_on_each_stores(pair: tuple[Kioku, Kioku]) -> None:
+    one, many = pair
+    singly, together = _both_ways(one, many)
+
     assert [t.known for t in together] == [
         False,
         True,
@@ -251,12 +259,7 @@ def test_store_turns_on_postgresql(postgres_url: str, tmp_path: Path) -> None:  
     }
     one, many = opened["one"], opened["many"]
     try:
-        _setup(one)
-        _setup(many)
-        turns = _turns(one)
-        singly = [one.store_turn(turn) for turn in turns]
-        together = many.store_turns(turns)
-        assert [t.known for t in together] == [t.known for t in singly]
+        _both_ways(one, many)
         assert _seen(one) == _seen(many)
         assert len(_seen(many)) == len(_seen(one)) > 9
     finally:
