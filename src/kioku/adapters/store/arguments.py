@@ -13,7 +13,15 @@ from kioku.core.model import Memory
 from kioku.core.timefmt import format_ts
 from kioku.errors import ValidationError
 
-__all__ = ["moment", "nonempty_text", "report_json", "text_list", "version_of"]
+__all__ = [
+    "aware",
+    "epoch_seconds",
+    "moment",
+    "nonempty_text",
+    "report_json",
+    "text_list",
+    "version_of",
+]
 
 
 def nonempty_text(field: str, value: object) -> str:
@@ -28,11 +36,23 @@ def text_list(field: str, values: object) -> list[str]:
     return list(values)
 
 
-def moment(value: datetime, field: str) -> tuple[str, float]:
-    """``(ISO text, seconds since the epoch)`` of a timezone-aware ``value``."""
+def aware(field: str, value: object) -> datetime:
+    """``value`` when it is a timezone-aware datetime; ValidationError naming ``field`` when
+    it is not (a naive time would be read in whatever zone the reader assumes)."""
     if not isinstance(value, datetime) or value.tzinfo is None or value.utcoffset() is None:
         raise ValidationError(field, value, "a timezone-aware datetime")
-    return format_ts(value), value.timestamp()
+    return value
+
+
+def epoch_seconds(field: str, value: object) -> float:
+    """Seconds since the epoch of a timezone-aware ``value`` (see :func:`aware`)."""
+    return aware(field, value).timestamp()
+
+
+def moment(value: datetime, field: str) -> tuple[str, float]:
+    """``(ISO text, seconds since the epoch)`` of a timezone-aware ``value``."""
+    checked = aware(field, value)
+    return format_ts(checked), checked.timestamp()
 
 
 def report_json(report: Mapping[str, object]) -> str:

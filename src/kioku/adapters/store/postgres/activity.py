@@ -19,6 +19,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Final
 
+from kioku.adapters.store.arguments import epoch_seconds
 from kioku.adapters.store.postgres.connection import Conn
 from kioku.adapters.store.postgres.queries import (
     and_clause,
@@ -30,7 +31,6 @@ from kioku.adapters.store.postgres.queries import (
 from kioku.adapters.store.sqlite.activity_rows import REDACTED_KEYS
 from kioku.adapters.store.sqlite.consolidation_schema import read_activity
 from kioku.adapters.store.sqlite.session_windows import grouped, window_values
-from kioku.errors import ValidationError
 from kioku.ports.store import MemoryFilter
 from kioku.ports.store_records import ActivityFields, ActivityQuery, ActivityRow, StoredActivity
 
@@ -59,13 +59,6 @@ _SELECT_WINDOWS: Final = (
     "WHERE session_id = w.w_session AND created_utc >= w.w_from AND created_utc < w.w_until"
     "{rest} ORDER BY created_utc, id LIMIT %s OFFSET %s) AS m"
 )
-
-
-def _seconds(moment: datetime, field: str) -> float:
-    """Seconds since the epoch of a timezone-aware ``moment``."""
-    if not isinstance(moment, datetime) or moment.tzinfo is None or moment.utcoffset() is None:
-        raise ValidationError(field, moment, "a timezone-aware datetime")
-    return moment.timestamp()
 
 
 def append(conn: Conn, rows: Sequence[ActivityRow]) -> list[int]:
@@ -216,7 +209,7 @@ class ActivityPart:
 
     def touch_accessed(self, ids: Sequence[str], at: datetime) -> int:
         """For memories other than episodes (the nightly batch counts those)."""
-        seconds = _seconds(at, "at")
+        seconds = epoch_seconds("at", at)
         wanted = list(dict.fromkeys(ids))
         if not wanted:
             return 0
@@ -232,7 +225,7 @@ class ActivityPart:
 
     def set_low_activity(self, ids: Sequence[str], since: datetime | None) -> int:
         """Overwrites any earlier mark of these memories."""
-        seconds = None if since is None else _seconds(since, "since")
+        seconds = None if since is None else epoch_seconds("since", since)
         wanted = list(dict.fromkeys(ids))
         if not wanted:
             return 0

@@ -12,6 +12,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Final, NamedTuple
 
+from kioku.adapters.store.arguments import epoch_seconds
 from kioku.adapters.store.postgres.codec import encode_vector
 from kioku.adapters.store.sqlite.codec import encode_instant, encode_ts
 from kioku.adapters.store.sqlite.queries import check_page, kind_value, sql_int
@@ -145,12 +146,6 @@ _ORDER: Final[Mapping[Order, tuple[str, str, str]]] = MappingProxyType(
 )
 
 
-def _instant(field: str, moment: datetime) -> float:
-    if moment.tzinfo is None or moment.utcoffset() is None:
-        raise ValidationError(field, moment, "a timezone-aware datetime")
-    return moment.timestamp()
-
-
 def where_clause(flt: MemoryFilter, table: str = "") -> tuple[str, list[object]]:
     """`` WHERE ...`` (or ``""``) and its parameters for every criterion of ``flt``;
     ``table`` (a fixed alias such as ``"m."``) prefixes the columns.
@@ -189,10 +184,10 @@ def where_clause(flt: MemoryFilter, table: str = "") -> tuple[str, list[object]]
         parts.append(f"{table}archived_at IS {'NOT ' if flt.archived else ''}NULL")
     if flt.created_after is not None:
         parts.append(f"{table}created_utc >= %s")
-        params.append(_instant("created_after", flt.created_after))
+        params.append(epoch_seconds("created_after", flt.created_after))
     if flt.created_before is not None:
         parts.append(f"{table}created_utc < %s")
-        params.append(_instant("created_before", flt.created_before))
+        params.append(epoch_seconds("created_before", flt.created_before))
     return (" WHERE " + " AND ".join(parts) if parts else ""), params
 
 

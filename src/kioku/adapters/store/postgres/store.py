@@ -25,6 +25,7 @@ from typing import Final, TypeVar
 import psycopg
 import psycopg_pool
 
+from kioku.adapters.store.arguments import aware
 from kioku.adapters.store.postgres import migrations, vectors, writes
 from kioku.adapters.store.postgres.activity import ActivityPart
 from kioku.adapters.store.postgres.codec import SELECT_MEMORIES
@@ -305,9 +306,7 @@ class PostgresStore(
         ids = list(dict.fromkeys(memory_ids))
         if not ids:
             return 0
-        moment = datetime.now(UTC) if at is None else at
-        if moment.tzinfo is None or moment.utcoffset() is None:
-            raise ValidationError("at", moment, "a timezone-aware datetime")
+        moment = datetime.now(UTC) if at is None else aware("at", at)
         with self._writing() as conn:
             return conn.execute(
                 "UPDATE memories SET recalled_since_last_batch = TRUE, updated_at = %s, "

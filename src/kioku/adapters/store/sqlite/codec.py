@@ -17,6 +17,7 @@ from datetime import UTC, datetime, tzinfo
 from functools import lru_cache
 from typing import Final
 
+from kioku.adapters.store.arguments import aware, epoch_seconds
 from kioku.core.kinds import Details
 from kioku.core.kinds_json import check_details, details_from_json, details_to_json
 from kioku.core.model import Embedding, Kind, Memory, Relation, RelationType, Valence
@@ -98,20 +99,12 @@ def local_zone() -> tzinfo:
 
 
 def encode_ts(moment: datetime | None, field: str = "timestamp") -> str | None:
-    if moment is None:
-        return None
-    if moment.tzinfo is None or moment.utcoffset() is None:
-        raise ValidationError(field, moment, "a timezone-aware datetime")
-    return format_ts(moment)
+    return None if moment is None else format_ts(aware(field, moment))
 
 
 def encode_instant(moment: datetime | None, field: str = "timestamp") -> float | None:
     """Seconds since the epoch of a timezone-aware ``moment`` (None stays None)."""
-    if moment is None:
-        return None
-    if not isinstance(moment, datetime) or moment.tzinfo is None or moment.utcoffset() is None:
-        raise ValidationError(field, moment, "a timezone-aware datetime")
-    return moment.timestamp()
+    return None if moment is None else epoch_seconds(field, moment)
 
 
 def encode_text_list(values: Sequence[str]) -> str:

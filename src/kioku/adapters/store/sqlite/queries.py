@@ -11,6 +11,7 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Final, NamedTuple
 
+from kioku.adapters.store.arguments import epoch_seconds
 from kioku.adapters.store.sqlite.codec import (
     STORED_COLUMNS,
     encode_embedding,
@@ -172,12 +173,6 @@ def placeholders(count: int) -> str:
     return ", ".join("?" for _ in range(count))
 
 
-def _instant(field: str, moment: datetime) -> float:
-    if moment.tzinfo is None or moment.utcoffset() is None:
-        raise ValidationError(field, moment, "a timezone-aware datetime")
-    return moment.timestamp()
-
-
 def _in(column: str, values: Sequence[object], parts: list[str], params: list[object]) -> None:
     if not values:
         parts.append("0 = 1")
@@ -222,10 +217,10 @@ def where_clause(flt: MemoryFilter) -> tuple[str, list[object]]:
         parts.append("archived_at IS NOT NULL" if flt.archived else "archived_at IS NULL")
     if flt.created_after is not None:
         parts.append("created_utc >= ?")
-        params.append(_instant("created_after", flt.created_after))
+        params.append(epoch_seconds("created_after", flt.created_after))
     if flt.created_before is not None:
         parts.append("created_utc < ?")
-        params.append(_instant("created_before", flt.created_before))
+        params.append(epoch_seconds("created_before", flt.created_before))
     return (" WHERE " + " AND ".join(parts) if parts else ""), params
 
 

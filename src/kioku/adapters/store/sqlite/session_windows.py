@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from operator import itemgetter
 from typing import Any, Final
 
+from kioku.adapters.store.arguments import epoch_seconds
 from kioku.adapters.store.sqlite.queries import check_page, sql_int, where_clause
 from kioku.errors import ValidationError
 from kioku.ports.store import MemoryFilter
@@ -38,12 +39,6 @@ _SELECT: Final = (
 )
 
 
-def _seconds(field: str, moment: object) -> float:
-    if not isinstance(moment, datetime) or moment.tzinfo is None or moment.utcoffset() is None:
-        raise ValidationError(field, moment, "a timezone-aware datetime")
-    return moment.timestamp()
-
-
 def window_values(windows: Sequence[object]) -> list[tuple[str, float, float]]:
     """``(session id, after, before)`` of each window, times in seconds since the epoch;
     ValidationError for a window that is not a session id and two aware times."""
@@ -54,7 +49,7 @@ def window_values(windows: Sequence[object]) -> list[tuple[str, float, float]]:
         session, after, before = window
         if not isinstance(session, str):
             raise ValidationError("session_id", session, "text")
-        values.append((session, _seconds("after", after), _seconds("before", before)))
+        values.append((session, epoch_seconds("after", after), epoch_seconds("before", before)))
     return values
 
 
