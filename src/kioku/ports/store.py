@@ -202,11 +202,16 @@ class Store(Protocol):
 
     def close(self) -> None: ...
 
-    def atomic(self) -> AbstractContextManager[None]:
+    def atomic(self, *, durable: bool = True) -> AbstractContextManager[None]:
         """A transaction: every store call inside it commits together or not at all.
 
         Writes inside take the write lock at the start, so a read-check-write sequence
         (such as the protected-memory cap) is safe against other processes.
+
+        ``durable=False`` is for usage records (what a recall marks): the commit may return
+        before it is flushed to disk, so a crash of the machine or the database server right
+        after it may lose the whole transaction, never a part of it nor any other. Only the
+        outermost level decides; inner levels join the transaction as it is.
         """
         ...
 

@@ -308,7 +308,8 @@ def _leave_traces(engine: Engine, primed: Priming, session_id: str | None, now: 
     from kioku.service.activity.log import log_events, make_event
 
     store = engine.store
-    with store.atomic():
+    # Usage records only: the commit need not wait for the disk (see Store.atomic).
+    with store.atomic(durable=False):
         # Knowledge and procedures injected count as used now (episodes are reinforced by the
         # recall that found them, and by the nightly batch).
         for memory in store.get_many(list(primed.memory_ids)):

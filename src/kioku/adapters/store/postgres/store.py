@@ -69,6 +69,8 @@ _NAMED_CLASS: Final = migrations.LOCK_CLASS + 1
 _NAMED_KEY: Final = "%s, hashtext(current_schema() || ':' || %s)"
 _TRY_NAMED: Final = f"SELECT pg_try_advisory_lock({_NAMED_KEY})"
 _FREE_NAMED: Final = f"SELECT pg_advisory_unlock({_NAMED_KEY})"
+#: ``atomic(durable=False)``: this transaction's commit does not wait for the WAL flush.
+_RELAXED_COMMIT: Final = "SET LOCAL synchronous_commit = off"
 _T = TypeVar("_T")
 
 
@@ -177,12 +179,17 @@ class PostgresStore(
         return self._held.depth
 
     @contextmanager
-    def atomic(self) -> Iterator[None]:
+    def atomic(self, *, durable: bool = True) -> Iterator[None]:
         """One transaction for everything inside; re-entrant.
 
         The outermost level takes the schema's advisory lock and commits at the end, or rolls
         back on an exception. Inner levels are savepoints: an exception that leaves an inner
         level undoes only that level.
+
+        ``durable=False`` on the outermost level turns ``synchronous_commit`` off for this
+        transaction only (``SET LOCAL``): the commit returns without waiting for the WAL to
+        reach the disk, so a server crash in the next moments may lose it, whole. Inner levels
+        join the transaction as it is.
         """
         held = self._held
         if held.conn is not None:
@@ -198,6 +205,8 @@ class PostgresStore(
             try:
                 with conn.transaction():
                     conn.execute(_SCHEMA_LOCK)
+                    if not durable:
+                        conn.execute(_RELAXED_COMMIT)
                     yield
             finally:
                 held.conn, held.depth = None, 0

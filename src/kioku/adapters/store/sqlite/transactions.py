@@ -222,12 +222,15 @@ class TransactionsPart:
             raise StoreError(f"the store {self._path} is closed", hint="open it again")
         return self._conn
 
-    def atomic(self) -> _Atomic:
+    def atomic(self, *, durable: bool = True) -> _Atomic:
         """One transaction for everything inside; re-entrant.
 
         The outermost level takes the write lock (``BEGIN IMMEDIATE``) and commits at the
         end or rolls back on an exception. Inner levels are savepoints: an exception that
         leaves an inner level undoes only that level. Other threads wait until it ends.
+        ``durable`` changes nothing here: every commit is made with ``synchronous = NORMAL``
+        in WAL mode (not lost when the process dies; the last ones may be lost when the
+        machine does), which is what ``durable=False`` allows.
         """
         return _Atomic(self)
 
