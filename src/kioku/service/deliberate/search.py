@@ -233,10 +233,13 @@ def read_memory(engine: Engine, memory_id: str, *, mark: bool = True) -> Read:
         raise MemoryNotFoundError(str(memory_id))
     original = store.originals([memory.id]).get(memory.id)
     if mark and not memory.archived:
-        store.mark_recalled([memory.id], at=engine.clock.now())
+        # A usage record: the commit need not wait for the disk (see Store.atomic).
+        with store.atomic(durable=False):
+            store.mark_recalled([memory.id], at=engine.clock.now())
     elif mark and memory.kind is Kind.EPISODE and not memory.revival_requested:
-        store.update(
-            memory.id,
-            MemoryPatch(revival_requested=True, revival_requested_at=engine.clock.now()),
-        )
+        with store.atomic(durable=False):
+            store.update(
+                memory.id,
+                MemoryPatch(revival_requested=True, revival_requested_at=engine.clock.now()),
+            )
     return Read(memory, original)
