@@ -116,10 +116,39 @@ def light_stem(word: str) -> str:
     return word
 
 
+#: Each word's term as :func:`english_terms` gives it by default ("" for a stopword), kept
+#: for the next text with the word (emptied when :data:`_TERMS_KEPT` are kept).
+_TERMS: dict[str, str] = {}
+_TERMS_KEPT: Final = 65536
+
+
+def _term(word: str) -> str:
+    """``word``'s term, stemmed ("" for a stopword), remembered in :data:`_TERMS`."""
+    stripped = word[:-2] if word.endswith("'s") else word
+    term = "" if word in EN_STOPWORDS else light_stem(stripped)
+    if len(_TERMS) >= _TERMS_KEPT:
+        _TERMS.clear()
+    _TERMS[word] = term
+    return term
+
+
+def _stemmed_terms(norm: str) -> list[str]:
+    """:func:`english_terms` with its defaults, of normalised, CJK-free ``norm``."""
+    words = _WORD.findall(norm)
+    found = list(map(_TERMS.get, words))
+    if None in found:
+        found = [
+            _term(word) if term is None else term for word, term in zip(words, found, strict=True)
+        ]
+    return [term for term in found if term]
+
+
 def english_terms(text: str, *, stem: bool = True, stopwords: bool = True) -> list[str]:
     """Content words of the non-CJK parts of ``text``, in order (for BM25 and the embedder)."""
-    out: list[str] = []
     latin = text if text.isascii() else _CJK_RUN.get().sub(" ", text)
+    if stem and stopwords:
+        return _stemmed_terms(normalize(latin))
+    out: list[str] = []
     for match in _WORD.finditer(normalize(latin)):
         word = match.group()
         if stopwords and word in EN_STOPWORDS:
@@ -155,7 +184,8 @@ def _script_lemmas(run: str) -> list[tuple[str, str]]:
 def extract_features(text: str, lemmatize: JapaneseLemmatizer | None = None) -> Features:
     """The features of ``text``; Japanese lemmas come from ``lemmatize`` (script runs if None)."""
     norm = normalize(text)
-    terms = english_terms(norm)
+    # english_terms(norm): normalising ASCII again (lower-casing) changes nothing.
+    terms = _stemmed_terms(norm) if norm.isascii() else english_terms(norm)
     # Counted in one pass each: the same counts, keys in the same (first seen) order as
     # adding one feature at a time.
     feats = Features(

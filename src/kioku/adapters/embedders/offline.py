@@ -24,6 +24,7 @@ import threading
 from array import array
 from collections.abc import Sequence
 from dataclasses import dataclass
+from operator import mul
 from typing import TYPE_CHECKING, Final, Literal
 
 from kioku.digests import blake2b
@@ -51,8 +52,8 @@ _MAX_DIM: Final = 65536
 #: Texts embedded per internal batch (bounds the working memory).
 _CHUNK: Final = 1024
 _TINY: Final = 1e-12
-#: Features whose bucket and sign an embedder remembers (the cache is emptied when full): a
-#: feature's hash is computed once while it stays in this cache.
+#: Features whose bucket and sign are remembered per dimension (the cache is emptied when
+#: full): a feature's hash is computed once while it stays in this cache.
 _SLOT_CACHE: Final = 1 << 17
 #: ``1 + ln count`` for the counts below :data:`_GROWTH_KNOWN` (index 0 is unused), the same
 #: floats the expression gives, looked up instead of computed for every feature.
@@ -74,8 +75,18 @@ class HashWeights(Record):
 
 
 def _hash(feature: str) -> int:
-    """The 64-bit hash of a feature (an embedder keeps each feature's slot, see _slot)."""
+    """The 64-bit hash of a feature (each feature's slot is kept, see _slot)."""
     return int.from_bytes(blake2b(feature.encode("utf-8"), digest_size=8).digest(), "little")
+
+
+#: Each dimension's features' slots (:meth:`HashEmbedder._slot`), shared by the embedders of
+#: that dimension: a slot depends on the feature and the dimension only, so a process that
+#: opens several stores (one per user, one per conversation) hashes each feature once.
+_SLOTS_BY_DIM: dict[int, dict[str, tuple[int, float]]] = {}
+
+
+def _shared_slots(dim: int) -> dict[str, tuple[int, float]]:
+    return _SLOTS_BY_DIM.setdefault(dim, {})
 
 
 class _FugashiLemmatizer:
@@ -163,7 +174,7 @@ class HashEmbedder:
             )
         )
         self._model_id = f"offline:{ALGORITHM}-{dim}{suffix}{tuned}"
-        self._slots: dict[str, tuple[int, float]] = {}
+        self._slots = _shared_slots(dim)
 
     @property
     def model_id(self) -> str:
@@ -202,9 +213,8 @@ class HashEmbedder:
         """
         feats = self.features(text)
         weights = self._weights
-        slots = self._slots.get
-        new_slot = self._slot
-        combined: dict[int, float] = {}
+        slots = self._slots
+        combined: dict[int, float] | None = None
         for weight, counter in (
             (weights.words, feats.words),
             (weights.bigrams, feats.bigrams),
@@ -212,31 +222,40 @@ class HashEmbedder:
         ):
             if weight <= 0 or not counter:
                 continue
+            try:
+                found = list(map(slots.__getitem__, counter))
+            except KeyError:  # a feature not seen before (or the cache just emptied)
+                known, new_slot = slots.get, self._slot
+                found = [known(feature) or new_slot(feature) for feature in counter]
             group: dict[int, float] = {}
             get = group.get
-            for (bucket, scale), count in zip(
-                [slots(feature) or new_slot(feature) for feature in counter],
-                counter.values(),
-                strict=True,
-            ):
-                # The same product as scale * (1.0 + log(count)), looked up for small counts.
-                if count != 1:
-                    scale *= _GROWTH[count] if count < _GROWTH_KNOWN else 1.0 + math.log(count)
-                group[bucket] = get(bucket, 0.0) + scale
-            norm = math.sqrt(math.fsum([v * v for v in group.values()]))
+            counts = counter.values()
+            if sum(counts) == len(found):  # every count is 1: each adds its scale
+                for bucket, scale in found:
+                    group[bucket] = get(bucket, 0.0) + scale
+            else:
+                for (bucket, scale), count in zip(found, counts, strict=True):
+                    # The same product as scale * (1.0 + log(count)), looked up for small counts.
+                    if count != 1:
+                        scale *= _GROWTH[count] if count < _GROWTH_KNOWN else 1.0 + math.log(count)
+                    group[bucket] = get(bucket, 0.0) + scale
+            values = group.values()
+            norm = math.sqrt(math.fsum(map(mul, values, values)))
             if not norm > _TINY:
                 continue  # the group adds nothing
-            if combined:
+            if combined is None:
+                combined = {bucket: weight * (v / norm) for bucket, v in group.items()}
+            else:
                 add = combined.get
                 for bucket, v in group.items():
                     combined[bucket] = add(bucket, 0.0) + weight * (v / norm)
-            else:
-                combined = {bucket: weight * (v / norm) for bucket, v in group.items()}
         vector = array("f", bytes(4 * self._dim))
-        norm = math.sqrt(math.fsum([c * c for c in combined.values()]))
-        if norm > _TINY:
-            for bucket, c in combined.items():
-                vector[bucket] = c / norm
+        if combined:
+            values = combined.values()
+            norm = math.sqrt(math.fsum(map(mul, values, values)))
+            if norm > _TINY:
+                for bucket, c in combined.items():
+                    vector[bucket] = c / norm
         return vector
 
     def _slot(self, feature: str) -> tuple[int, float]:

@@ -92,8 +92,11 @@ _STANDALONE_CUES: Final = tuple(
     (face, needs, bool(face[0].flags & re.IGNORECASE))
     for face, needs in zip(_STANDALONE, _STANDALONE_NEEDS, strict=True)
 )
-#: Every string of :data:`_STANDALONE_NEEDS` but "orz" and "otl" holds a match of this.
-_STANDALONE_ANY: Final = re.compile(r"[:;=^¯_]|[xX]D")
+#: Every match of a pattern of :data:`_STANDALONE` but the first holds a match of this (and
+#: so does the first's ``_|￣|○``; its ``orz`` and ``otl`` are looked for in the folded text):
+#: a text with none is searched with none of them. A colon alone is not enough ("Ann: ...",
+#: "10:30"): the character after it must be one a face goes on with.
+_STANDALONE_ANY: Final = re.compile(r"[:;=]-?[)\]D'(\[pP/]|\(-?[:;=]|[xX]D|D:|\^|¯|_\|￣\|○")
 #: Every match of :data:`_SARCASM` holds one of these, case folded (only the dotless ı matches an
 #: i without folding to one, and none of these needs an i).
 _SARCASM_NEEDS: Final = ("棒", "皮肉", "/s", "sarcasm", "yeah", "sure")
@@ -169,7 +172,7 @@ def match_expressive(text: str) -> list[RawHit]:
     folded = text.casefold()
     standalone = _STANDALONE_CUES
     if _STANDALONE_ANY.search(text) is None and "orz" not in folded and "otl" not in folded:
-        standalone = ()  # none of the cues below is there
+        standalone = ()  # none of the patterns below can match
     for (pattern, score, arousal, tags), needs, ignore_case in standalone:
         if ignore_case:
             if not any(cue in folded for cue in needs):

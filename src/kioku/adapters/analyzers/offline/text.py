@@ -44,7 +44,8 @@ def clean(text: str, limit: int | None = None) -> str:
         space = text.rfind(" ", limit - 40)
         if space > 0:
             text = text[:space]  # do not cut a word in half
-    text = _SURROGATE.sub("", text)
+    if not text.isascii():  # surrogates are not ASCII
+        text = _SURROGATE.sub("", text)
     text = _CONTROL.sub(" ", text.replace("\r\n", "\n").replace("\r", "\n"))
     text = _SPACES.sub(" ", text)
     text = _NEWLINES.sub("\n\n", text)
@@ -69,6 +70,8 @@ def nfkc(text: str) -> str:
 
 def fold(text: str) -> str:
     """Lower case and katakana folded to hiragana; one character in, one character out."""
+    if text.isascii():
+        return text.lower()  # no katakana to fold
     return text.lower().translate(_KATA_TO_HIRA)
 
 
