@@ -74,13 +74,15 @@ def test_relevance_is_the_weighted_match_plus_context(kioku: Kioku) -> None:
     ]
     for n, (trigger, content) in enumerate(turns):
         _add(kioku, trigger, content, session_id="s1", at=start + timedelta(minutes=n))
+    from kioku.service.recall.scoring import COVERAGE_SHARE
+
     w = effective_weights(kioku.config.retrieval)
     items = kioku.recall("party cook", mark=False).items
     assert any(item.context > 0 for item in items)
     for item in items:
-        match = (w.vector * max(0.0, item.similarity) + w.lexical * item.lexical) / (
-            w.vector + w.lexical
-        )
+        # With conversation context on, the memory's coverage is a share of its lexical match.
+        words = (1 - COVERAGE_SHARE) * item.lexical + COVERAGE_SHARE * item.coverage
+        match = (w.vector * max(0.0, item.similarity) + w.lexical * words) / (w.vector + w.lexical)
         assert item.relevance == pytest.approx(min(1.0, match + item.context))
 
 

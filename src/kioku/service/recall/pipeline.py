@@ -4,13 +4,18 @@
    out) and vector search (the configured embedder's vectors only), in the owner's scope,
    archive included when ``archive.enable_archive_recall`` is on. With conversation context
    on, the best lexical matches and the turns around them, and the best vector matches, are
-   scored again with their neighbours' terms lent (:mod:`.neighbour_terms`).
-2. Match = ``vector_weight × cosine + lexical_weight × BM25 / best BM25``. The best matches lend
+   scored again with their neighbours' terms lent (:mod:`.neighbour_terms`); so are the
+   memories made on a day the query names ("on 9 November, 2022", :func:`.periods.named_days`),
+   which thereby become candidates when they or their neighbours hold a query term.
+2. Match = ``vector_weight × cosine + lexical_weight × lexical``, where lexical is BM25 / best
+   BM25, and with conversation context on, ``scoring.COVERAGE_SHARE`` of it is the memory's
+   own coverage of the query (its neighbours' words lent to BM25, its own words count
+   again; see :func:`~.scoring.match_of`). The best matches lend
    ``context_weight × match`` to the candidates recorded just before and after them in their
    session (half as much to the second on each side): relevance = match + that, at most 1.
    Relevance is then shaded by recency (more when the query refers back in time), by the
-   periods the query names (a memory made in "June" or 「2023年5月」 counts more, see
-   :mod:`.periods`) and by the session's category.
+   periods the query names (a memory made in "June" or 「2023年5月」 counts more, one made on
+   a named day more still, see :mod:`.periods`) and by the session's category.
 3. Qualification by the query alone. When the prompt names people, places or things (see
    :func:`~kioku.adapters.text.lexical.entity_terms`) and no memory of the owner mentions
    any of them, the prompt is about something the store has never heard of: nothing
@@ -36,6 +41,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -55,7 +61,13 @@ from kioku.ports.store import MemoryFilter, ScoringFields, Store
 from kioku.service.recall.balance import rank_down
 from kioku.service.recall.mood import SessionMood, session_key
 from kioku.service.recall.neighbour_terms import widen
-from kioku.service.recall.periods import in_period, named_periods
+from kioku.service.recall.periods import (
+    DAY_GRACE,
+    Period,
+    in_period,
+    named_days,
+    named_periods,
+)
 from kioku.service.recall.results import Recalled, RecallResult, memories_block
 from kioku.service.recall.scoring import coverage_of, match_of, score_of, to_recalled
 from kioku.service.recall.traces import log_recall, record_traces
@@ -74,6 +86,8 @@ MAX_QUERY_CHARS = 4000
 _CONTEXT_SEEDS = 5
 _CONTEXT_TURNS = 2
 _CONTEXT_SPAN = timedelta(hours=1)
+#: Most memories read as candidates for each day the query names.
+_DAY_MEMORIES = 200
 
 
 def recall(
@@ -145,6 +159,22 @@ def _context(
         )
         found.append(ContextSeed(match[seed], before, after))
     return context_bonus(found, weight)
+
+
+def _made_on(store: Store, flt: MemoryFilter, days: Sequence[Period]) -> list[str]:
+    """The memories ``flt`` selects made on the named ``days`` (or within
+    :data:`~.periods.DAY_GRACE` after), at most :data:`_DAY_MEMORIES` of each, newest first."""
+    found: list[str] = []
+    for day in days:
+        window = replace(
+            flt,
+            created_after=day.start,
+            created_before=day.end + DAY_GRACE,
+            limit=_DAY_MEMORIES,
+            offset=0,
+        )
+        found += [f.id for f in store.activity_fields(window)]
+    return list(dict.fromkeys(found))
 
 
 def _related(
@@ -229,8 +259,12 @@ def run_recall(
             similar = dict(store.vector_search(embedder.model_id, vector, flt, weights.candidates))
         found = {f.id: f for f in store.scoring_fields(sorted(lexical.keys() | similar.keys()))}
         held: dict[str, frozenset[str]] = {}
+        days = named_days(text, now)
         if lexical and weights.context > 0:
-            lexical, held = widen(store, flt, terms, lexical, similar, weights.candidates, found)
+            on_days = _made_on(store, flt, days)
+            lexical, held = widen(
+                store, flt, terms, lexical, similar, weights.candidates, found, on_days
+            )
             joined = sorted(lexical.keys() - found.keys())
             found.update((f.id, f) for f in store.scoring_fields(joined))
         best_lexical = max(lexical.values(), default=0.0)
@@ -244,8 +278,12 @@ def run_recall(
             if key in found and not math.isnan(found[key].retention_score)
         }
         covered = coverage_of(store, terms, fields, held)
+        # With the neighbours' terms lent to the lexical match, a memory's own coverage of
+        # the query counts in it too (see scoring.COVERAGE_SHARE).
+        own = covered if weights.context > 0 else {}
         match = {
-            key: match_of(similar.get(key, 0.0), lexical.get(key, 0.0), weights) for key in fields
+            key: match_of(similar.get(key, 0.0), lexical.get(key, 0.0), weights, own.get(key))
+            for key in fields
         }
         qualified = {key: match[key] for key in fields if covered.get(key, 0.0) >= floor}
         context = _context(fields, qualified, weights.context)
@@ -269,6 +307,8 @@ def run_recall(
                 now=now,
                 shift=config.mood.shift_strength if shift_on else None,
                 dated=in_period(f.created, periods),
+                day=in_period(f.created, days, DAY_GRACE),
+                coverage=own.get(key),
             )
             | {"coverage": covered.get(key, 0.0)}
             for key, f in fields.items()

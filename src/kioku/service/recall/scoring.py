@@ -13,12 +13,17 @@ from kioku.core.presets import RecallWeights
 from kioku.core.recall import EmotionState, Priority, coverage, priority, resonance, term_weight
 from kioku.ports.store import ScoringFields, Store
 from kioku.service.recall.mood import SessionMood
+from kioku.service.recall.periods import DAY_WEIGHT
 from kioku.service.recall.periods import WEIGHT as PERIOD_WEIGHT
 from kioku.service.recall.results import Recalled
 
-__all__ = ["coverage_of", "match_of", "score_of", "to_recalled"]
+__all__ = ["COVERAGE_SHARE", "coverage_of", "match_of", "score_of", "to_recalled"]
 
 _SECONDS_PER_DAY = 86_400.0
+#: The share of a memory's lexical match that is its coverage of the query (the IDF-weighted
+#: share of the query's terms it holds) rather than its BM25 over the best candidate's: of
+#: two memories as strong by BM25, the one holding more of the query comes first.
+COVERAGE_SHARE = 0.15
 
 
 def score_of(
@@ -34,6 +39,8 @@ def score_of(
     now: datetime,
     shift: float | None = None,
     dated: bool = False,
+    day: bool = False,
+    coverage: float | None = None,
 ) -> dict[str, float]:
     """Every component of one candidate's priority (the numeric fields of Recalled).
 
@@ -41,13 +48,18 @@ def score_of(
     :func:`~kioku.core.mood_balance.shifted_resonance`), None when it is off. ``dated``: the
     memory was made in a period the query names (see :mod:`.periods`); its time factor
     (``recency``) is then raised by :data:`~.periods.WEIGHT`, unless time plays no part in
-    the ranking (both recency weights 0)."""
-    relevance = min(1.0, match_of(similarity, lexical, weights) + context)
+    the ranking (both recency weights 0); ``day``: made on a day the query names, raised by
+    :data:`~.periods.DAY_WEIGHT` more. ``coverage``: the memory's coverage of the query,
+    :data:`COVERAGE_SHARE` of the lexical match (see :func:`match_of`; None: not counted)."""
+    relevance = min(1.0, match_of(similarity, lexical, weights, coverage) + context)
     age_days = max(0.0, (now - fields.created).total_seconds() / _SECONDS_PER_DAY)
     fresh = 0.5 ** (age_days / weights.recency_half_life_days)
     recency = 1.0 + (weights.recency + (weights.temporal_recency if past else 0.0)) * fresh
-    if dated and (weights.recency > 0 or weights.temporal_recency > 0):
-        recency *= 1.0 + PERIOD_WEIGHT
+    if weights.recency > 0 or weights.temporal_recency > 0:
+        if dated:
+            recency *= 1.0 + PERIOD_WEIGHT
+        if day:
+            recency *= 1.0 + DAY_WEIGHT
     category_factor = 1.0 + (
         weights.category if mood is not None and mood.category == fields.category else 0.0
     )
@@ -112,12 +124,21 @@ def coverage_of(
     return {key: coverage(weights, held.get(key, frozenset())) for key in wanted}
 
 
-def match_of(similarity: float, lexical: float, weights: RecallWeights) -> float:
-    """How well a memory matches the query, in [0, 1]: cosine and normalised BM25, weighted."""
+def match_of(
+    similarity: float, lexical: float, weights: RecallWeights, coverage: float | None = None
+) -> float:
+    """How well a memory matches the query, in [0, 1]: cosine and the lexical match, weighted.
+    The lexical match is the normalised BM25 (``lexical``, in [0, 1]); with the memory's
+    ``coverage`` of the query (in [0, 1]) given, :data:`COVERAGE_SHARE` of it is that."""
     total = weights.vector + weights.lexical
     if total <= 0:
         return 0.0
-    return (weights.vector * max(0.0, similarity) + weights.lexical * lexical) / total
+    words = (
+        lexical
+        if coverage is None
+        else (1.0 - COVERAGE_SHARE) * lexical + COVERAGE_SHARE * coverage
+    )
+    return (weights.vector * max(0.0, similarity) + weights.lexical * words) / total
 
 
 def to_recalled(memory: Memory, s: dict[str, float], floor: float) -> Recalled:
