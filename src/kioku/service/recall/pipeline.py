@@ -120,8 +120,9 @@ def recall(
         mood_shift=mood_shift,
     )
     if mark and result.items:
-        # The traces and the event that names what was recalled, in one transaction.
-        with engine.store.atomic():
+        # The traces and the event that names what was recalled, in one transaction; usage
+        # records, so its commit need not wait for the disk (see Store.atomic).
+        with engine.store.atomic(durable=False):
             chosen = [item for item in result.items if item.via != "relation"]
             record_traces(engine.store, chosen, session_id, now)
             log_recall(engine, result, session_id)

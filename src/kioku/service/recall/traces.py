@@ -31,7 +31,7 @@ def leave_traces(
     store, now = engine.store, at or engine.clock.now()
     chosen = [i for i in result.items if i.via != "relation"]
     if chosen:
-        with store.atomic():
+        with store.atomic(durable=False):  # usage records (see Store.atomic)
             record_traces(store, chosen, session_id, now)
             log_recall(engine, result, session_id, now)
 
@@ -58,8 +58,9 @@ def log_recall(
 def record_traces(
     store: Store, chosen: Sequence[Recalled], session_id: str | None, now: datetime
 ) -> None:
-    """Mark what was recalled, ask for archived ones back, carry the mood (one transaction)."""
-    with store.atomic():
+    """Mark what was recalled, ask for archived ones back, carry the mood (one transaction,
+    whose commit need not wait for the disk: see Store.atomic)."""
+    with store.atomic(durable=False):
         store.mark_recalled([i.memory.id for i in chosen if not i.archived], at=now)
         for item in chosen:
             if item.archived and not item.memory.revival_requested:
