@@ -2,7 +2,7 @@
 """One nightly batch at scale, and auto-linking on its own.
 
     python benchmarks/batch_scale.py [--sizes 36500,1000000] [--per-day 100] [--store DIR]
-        [--store-url postgresql://... [--schema NAME]] [--json]
+        [--store-url postgresql://... [--schema NAME] [--hnsw M/EF]] [--json]
 
 For each size, a store of synthetic memories is built in the state years of daily batches
 leave it in: ``--per-day`` memories a day (default 100, so 36,500 is one year and 1,000,000
@@ -23,7 +23,8 @@ Separately, auto-linking is timed as the spec sizes it: 100 new memories against
 ``<NAME>_n<size>`` (dropped and copied again on each run: a batch changes the store), as
 ``kioku migrate`` does (every table, verified by row counts and checksums; each model's HNSW
 index built once at the end), before SQLite's batch runs, and runs the same batch there after
-SQLite's, printing both.
+SQLite's, printing both. ``--hnsw M/EF`` builds that index with other settings than the
+defaults (``m`` 32, ``ef_construction`` 200), whose build takes hours at a million on two cores.
 """
 
 from __future__ import annotations
@@ -238,6 +239,7 @@ def measure(
     store_dir: Path | None,
     store_url: str | None = None,
     schema: str = "batch_scale",
+    hnsw: tuple[int, int] | None = None,
 ) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
@@ -257,7 +259,7 @@ def measure(
                 shutil.copytree(home, store_dir, dirs_exist_ok=True)
         now = last + timedelta(days=1, hours=1)
         pg_schema = f"{schema}_n{size}"
-        copy_s = None if store_url is None else _copy_to_postgres(home, store_url, pg_schema)
+        copy_s = None if store_url is None else _copy_to_postgres(home, store_url, pg_schema, hnsw)
         with Kioku.open(home, env=NO_CONSOLIDATION, clock=FixedClock(now)) as kioku:
             result: dict[str, Any] = {
                 "memories": size,
@@ -271,26 +273,35 @@ def measure(
             with Kioku.open(Path(tmp) / "pg", env={**env, **NO_CONSOLIDATION}, clock=clock) as pg:
                 result["postgres"] = {
                     "schema": pg_schema,
+                    "hnsw": "default" if hnsw is None else f"{hnsw[0]}/{hnsw[1]}",
                     "copy_seconds": round(copy_s, 1),
                     **_run_batch(pg, now),
                 }
     return result
 
 
-def _copy_to_postgres(home: Path, url: str, schema: str) -> float:
+def _copy_to_postgres(
+    home: Path, url: str, schema: str, hnsw: tuple[int, int] | None = None
+) -> float:
     """Copy the SQLite store in ``home`` (before its batch) into ``schema`` (dropped first)
-    as ``kioku migrate`` does, verified by row counts and checksums; the seconds it took."""
+    as ``kioku migrate`` does, verified by row counts and checksums; the seconds it took.
+    ``hnsw``: the index's ``(m, ef_construction)`` instead of the defaults."""
     import psycopg
     from psycopg import sql
 
     from kioku.adapters.store.postgres.transfer import open_postgres_tables
+    from kioku.adapters.store.postgres.vectors import DEFAULT_HNSW, HnswSettings
     from kioku.adapters.store.sqlite.transfer import open_sqlite_tables
     from kioku.service.transfer import copy_store
 
     with psycopg.connect(url, autocommit=True) as conn:
         conn.execute(sql.SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(sql.Identifier(schema)))
     t0 = time.perf_counter()
-    copy_store(open_sqlite_tables(home / "memories.db"), open_postgres_tables(url, schema))
+    settings = DEFAULT_HNSW if hnsw is None else HnswSettings(m=hnsw[0], ef_construction=hnsw[1])
+    copy_store(
+        open_sqlite_tables(home / "memories.db"),
+        open_postgres_tables(url, schema, hnsw=settings),
+    )
     return time.perf_counter() - t0
 
 
@@ -337,8 +348,17 @@ def main() -> None:
     parser.add_argument(
         "--schema", default="batch_scale", help="prefix of the PostgreSQL schema (one per size)"
     )
+    parser.add_argument(
+        "--hnsw",
+        metavar="M/EF",
+        help="build the PostgreSQL copy's HNSW index with this m / ef_construction instead of "
+        "the defaults (a lighter graph builds much faster; its inserts cost less too)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    hnsw = None if args.hnsw is None else tuple(int(v) for v in args.hnsw.split("/"))
+    if hnsw is not None and len(hnsw) != 2:
+        parser.error("--hnsw takes M/EF, for example 16/32")
     link = measure_linking(100, 36_500, args.seed)
     print(json.dumps(link) if args.json else (
         f"auto-linking {link['new']} new × {link['existing']:,} existing at {link['dim']} dims: "
@@ -346,7 +366,7 @@ def main() -> None:
     ), flush=True)  # fmt: skip
     for size in (int(s) for s in args.sizes.split(",") if s):
         store = None if args.store is None else args.store / str(size)
-        r = measure(size, args.per_day, args.seed, store, args.store_url, args.schema)
+        r = measure(size, args.per_day, args.seed, store, args.store_url, args.schema, hnsw)
         if args.json:
             print(json.dumps(r), flush=True)
             continue
@@ -369,8 +389,9 @@ def main() -> None:
         if pg is not None:
             d = pg["day"]
             print(
-                f"{r['memories']:>9,} memories on postgres (schema {pg['schema']}; copied in "
-                f"{pg['copy_seconds']} s): one batch {pg['batch_seconds']} s — "
+                f"{r['memories']:>9,} memories on postgres (schema {pg['schema']}, index "
+                f"{pg['hnsw']}; copied in {pg['copy_seconds']} s): "
+                f"one batch {pg['batch_seconds']} s — "
                 f"{d.get('memories', 0):,} active, reinforced {d.get('reinforced')}, "
                 f"compressed {d.get('compressed')}, archived {d.get('archived')}, "
                 f"links +{d.get('linked')} -{d.get('unlinked')}; levels {pg['by_level']}",
