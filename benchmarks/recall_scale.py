@@ -213,9 +213,9 @@ class _Stages:
         atomic = store.atomic
 
         @contextmanager
-        def timed_atomic() -> Iterator[None]:
+        def timed_atomic(**options: bool) -> Iterator[None]:
             t0 = time.perf_counter()
-            with atomic():
+            with atomic(**options):
                 yield
             self._add("mark", time.perf_counter() - t0)
 
