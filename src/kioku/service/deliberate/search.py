@@ -232,14 +232,15 @@ def read_memory(engine: Engine, memory_id: str, *, mark: bool = True) -> Read:
     if memory is None or (memory.user_id, memory.agent_id) != (engine.user_id, engine.agent_id):
         raise MemoryNotFoundError(str(memory_id))
     original = store.originals([memory.id]).get(memory.id)
-    if mark and not memory.archived:
+    revive = memory.archived and memory.kind is Kind.EPISODE and not memory.revival_requested
+    if mark and (revive or not memory.archived):
         # A usage record: the commit need not wait for the disk (see Store.atomic).
         with store.atomic(durable=False):
-            store.mark_recalled([memory.id], at=engine.clock.now())
-    elif mark and memory.kind is Kind.EPISODE and not memory.revival_requested:
-        with store.atomic(durable=False):
-            store.update(
-                memory.id,
-                MemoryPatch(revival_requested=True, revival_requested_at=engine.clock.now()),
-            )
+            if revive:
+                store.update(
+                    memory.id,
+                    MemoryPatch(revival_requested=True, revival_requested_at=engine.clock.now()),
+                )
+            else:
+                store.mark_recalled([memory.id], at=engine.clock.now())
     return Read(memory, original)

@@ -142,13 +142,13 @@ def widen(
     similar: Mapping[str, float] | None = None,
     limit: int | None = None,
     fields: Mapping[str, ScoringFields] | None = None,
-    dated: Sequence[str] = (),
+    on_days: Sequence[str] = (),
 ) -> tuple[dict[str, float], dict[str, frozenset[str]]]:
     """``lexical`` (BM25 scores by memory id) with the seeds, and the turns around the
     lexical ones, scored by :func:`neighbour_bm25` instead, and the indexed terms read for
     that (of those and of the turns around them). The seeds: the best :data:`SEEDS` of
     ``lexical`` and the best :data:`VECTOR_SEEDS` of ``similar`` (cosine similarities by
-    memory id), and the memories ``dated`` (made on a day the query names), which join the
+    memory id), and the memories ``on_days`` (made on a day the query names), which join the
     candidates when they hold a query term, themselves or around them. Other matches keep
     their scores. A turn around the lexical seeds that was no candidate joins when it holds
     a query term, itself or around it, and scores at least as high as the last of
@@ -156,7 +156,7 @@ def widen(
     sessions within ``flt`` (the recall's scope) around the seeds, all in one store call;
     ``fields``: the seeds' scoring fields if read already."""
     spreading = _best(lexical, SEEDS)
-    seeds = list(dict.fromkeys([*spreading, *_best(similar or {}, VECTOR_SEEDS), *dated]))
+    seeds = list(dict.fromkeys([*spreading, *_best(similar or {}, VECTOR_SEEDS), *on_days]))
     # A seed whose neighbours are scored too needs theirs read: twice the span.
     reach = {key: 2 * SPAN if key in spreading else SPAN for key in seeds}
     if not seeds or not query:
@@ -200,7 +200,7 @@ def widen(
     idf = {term: term_weight(count, memories) for term, count in documents.items()}
     rescored = neighbour_bm25(query, held, neighbours, idf)
     bar = min(lexical.values()) if limit is not None and len(lexical) >= limit else 0.0
-    candidates = (similar or {}).keys() | set(dated)
+    candidates = (similar or {}).keys() | set(on_days)
     out = dict(lexical)
     out.update(
         {
