@@ -63,22 +63,26 @@ _B: Final = 0.75
 _MIN_IDF: Final = 1e-6
 _BACKFILL_BATCH: Final = 500
 
-#: BM25 of each document of ``{table}`` holding a query term, best first: ``{score}`` is the
-#: sum of :func:`_score_sql`'s terms, ``{join}`` the join to ``memories`` when the ranking is
-#: limited to a scope (``{scope}``, a fixed `` AND ...`` over ``m.``), ``{window}`` the slots
-#: sampled. The parameters: each query term's weight and term (twice), the terms for the
-#: index, the window's ends, the scope's parameters, the limit.
+#: BM25 of each document of ``{table}`` holding a query term, best first. Each query term
+#: finds its documents through the GIN index (``@>``) and scores only them, with its weight
+#: ``(k1 + 1) * idf``: ``w * tf / (tf + k1 * (1 - b + b * length / average))``, the constants
+#: filled in (``{norm_a}``, ``{norm_b}``); a document's score is the sum of its terms' shares,
+#: added in the query's term order (``ORDER BY q.i``), so it is the same float as a sum over
+#: every term in that order with the absent ones adding 0. ``{join}`` joins ``memories`` when
+#: the ranking is limited to a scope (``{scope}``, a fixed `` AND ...`` over ``m.``),
+#: ``{window}`` limits it to the slots sampled. The parameters: the average length, the
+#: terms, their weights, the window's ends, the scope's parameters, the limit.
 _SEARCH: Final = (
-    "SELECT d.memory_id, {score} AS score FROM {table} AS d{join} "
-    "WHERE d.terms && %s::text[]{window}{scope} ORDER BY score DESC, d.memory_id LIMIT %s"
+    "SELECT p.memory_id, sum(p.share ORDER BY p.i) AS score FROM ("
+    "SELECT d.memory_id, q.i, q.w * d.tf / "
+    "(d.tf + {norm_a!r}::float8 + {norm_b!r} / %s::float8 * d.length) AS share "
+    "FROM unnest(%s::text[], %s::float8[]) WITH ORDINALITY AS q(term, w, i) "
+    "CROSS JOIN LATERAL (SELECT d.memory_id, cardinality(d.terms) AS length, "
+    "cardinality(array_positions(d.terms, q.term)) AS tf "
+    "FROM {table} AS d{join} WHERE d.terms @> ARRAY[q.term]{window}{scope}) AS d"
+    ") AS p GROUP BY p.memory_id ORDER BY score DESC, p.memory_id LIMIT %s"
 )
 _JOIN: Final = " JOIN memories AS m ON m.id = d.memory_id"
-#: One query term's share of BM25, with its ``(k1 + 1) * idf`` and the term as parameters:
-#: ``tf * w / (tf + k1 * (1 - b + b * length / average))``, the constants filled in.
-_TERM: Final = (
-    "%s::float8 * {tf} / ({tf} + {norm_a!r}::float8 + {norm_b}::float8 * cardinality(d.terms))"
-)
-_TF: Final = "cardinality(array_positions(d.terms, %s::text))"
 #: The in-scope check of the best matches ranked without a scope.
 _IN_SCOPE: Final = "SELECT m.id FROM memories AS m WHERE m.id = ANY(%s::text[]){scope}"
 #: How many of the best matches, per result asked, are ranked before the scope is checked.
@@ -244,14 +248,6 @@ def search(
     return _ranked(conn, corpus, plan, None, scope, params, limit)
 
 
-def _score_sql(plan: _Plan) -> str:
-    """The SQL of BM25 over the plan's terms (fixed text: the terms are parameters)."""
-    norm_a = _K1 * (1 - _B)
-    norm_b = f"{_K1 * _B!r} / %s"
-    term = _TERM.format(tf=_TF, norm_a=norm_a, norm_b=norm_b)
-    return "(" + " + ".join([term] * len(plan.terms)) + ")"
-
-
 def _ranked(
     conn: Conn,
     corpus: Corpus,
@@ -263,17 +259,20 @@ def _ranked(
 ) -> list[tuple[str, float]]:
     """The best ``limit`` matches of the plan's terms (in ``window`` when given), joined to
     their memories within ``scope``, or unjoined when ``scope`` is None (for a later check)."""
-    weights: list[object] = []
-    for term, idf in zip(plan.terms, plan.idfs, strict=True):
-        weights += [(_K1 + 1) * idf, term, term, plan.average]
+    weights = [(_K1 + 1) * idf for idf in plan.idfs]
     sql = _SEARCH.format(
-        score=_score_sql(plan),
+        norm_a=_K1 * (1 - _B),
+        norm_b=_K1 * _B,
         table=corpus,
         join="" if scope is None else _JOIN,
         window="" if window is None else _WINDOW,
         scope=scope or "",
     )
-    rows = conn.execute(sql, (*weights, plan.terms, *(window or ()), *params, limit), prepare=False)
+    rows = conn.execute(
+        sql,
+        (plan.average, plan.terms, weights, *(window or ()), *params, limit),
+        prepare=False,
+    )
     return [(str(i), float(str(s))) for i, s in rows]
 
 
