@@ -222,6 +222,13 @@ class Store(Protocol):
         reads are that transaction's. No writes inside it."""
         ...
 
+    @property
+    def parallel_search(self) -> bool:
+        """True when a search started now on another thread may run beside this thread's
+        reads, on a connection of its own, and see what they see: never inside ``atomic()``
+        or ``reading()`` (the other thread would not see this transaction or snapshot)."""
+        ...
+
     def add(self, memory: Memory) -> None:
         """Insert a new memory (with its relations). Raises DuplicateIdError on a taken id."""
         ...

@@ -70,6 +70,7 @@ from kioku.service.recall.periods import (
 )
 from kioku.service.recall.results import Recalled, RecallResult, memories_block
 from kioku.service.recall.scoring import coverage_of, match_of, score_of, to_recalled
+from kioku.service.recall.search_ahead import Ahead
 from kioku.service.recall.traces import log_recall, record_traces
 from kioku.service.scope import scoped
 from kioku.service.vectors import check_vector_model
@@ -240,22 +241,42 @@ def run_recall(
 
     from kioku.adapters.text.lexical import entity_terms, query_terms
 
-    # Each phase reads one snapshot of the store (one transaction, not one per read); the
-    # query is embedded between them, outside any.
-    with store.reading():
-        if config.retrieval.require_known_names:
-            names = entity_terms(text)
-            if names and not store.known_terms(names, flt):
-                return RecallResult(query, (), "", floor, tuple(names))
-        terms = query_terms(text)
-        lexical: dict[str, float] = {}
-        if weights.lexical > 0 and terms:
-            lexical = dict(store.search_lexical(terms, flt, weights.candidates))
+    def vector_matches() -> list[tuple[str, float]]:
+        if embedder is None or weights.vector <= 0:
+            return []
+        vector = query_vector(embedder, text)
+        if not any(vector):
+            return []
+        return store.vector_search(embedder.model_id, vector, flt, weights.candidates)
+
+    # Each phase reads one snapshot of the store (one transaction, not one per read). On a
+    # store that allows it, the query is embedded and the vector search runs on its own thread
+    # beside the lexical search (.search_ahead); else both happen between the two snapshots.
+    ahead: Ahead | None = None
+    parallel = store.parallel_search  # asked outside any snapshot of this recall's
+    try:
+        with store.reading():
+            if config.retrieval.require_known_names:
+                names = entity_terms(text)
+                if names and not store.known_terms(names, flt):
+                    return RecallResult(query, (), "", floor, tuple(names))
+            ahead = Ahead(vector_matches) if parallel else None
+            terms = query_terms(text)
+            lexical: dict[str, float] = {}
+            if weights.lexical > 0 and terms:
+                lexical = dict(store.search_lexical(terms, flt, weights.candidates))
+    except BaseException:
+        if ahead is not None:
+            ahead.wait()
+        raise
+    similar: dict[str, float] = {}
     vector = None
-    if embedder is not None and weights.vector > 0:
+    if ahead is not None:
+        # Collected before the next snapshot is opened: no connection is held meanwhile.
+        similar = dict(ahead.result())
+    elif embedder is not None and weights.vector > 0:
         vector = query_vector(embedder, text)
     with store.reading():
-        similar: dict[str, float] = {}
         if embedder is not None and vector is not None and any(vector):
             similar = dict(store.vector_search(embedder.model_id, vector, flt, weights.candidates))
         found = {f.id: f for f in store.scoring_fields(sorted(lexical.keys() | similar.keys()))}

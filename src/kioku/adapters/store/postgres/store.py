@@ -246,6 +246,13 @@ class PostgresStore(
             with translating(self._where):
                 yield conn
 
+    @property
+    def parallel_search(self) -> bool:
+        """True outside this thread's ``atomic()`` and ``reading()``: each search then takes
+        a pooled connection (or the replica's) of its own."""
+        held = self._held
+        return held.conn is None and held.snapshot is None
+
     @contextmanager
     def reading(self) -> Iterator[None]:
         """One snapshot for every read inside (a read-only transaction on one connection);

@@ -272,6 +272,12 @@ class TransactionsPart:
         """``atomic()`` handing out the connection; sqlite3 errors become kioku errors."""
         return _Writing(self)
 
+    @property
+    def parallel_search(self) -> bool:
+        """Never: the store's one connection serves one thread at a time, so a search on
+        another thread would only wait for this one's reads."""
+        return False
+
     def reading(self) -> _Snapshot:
         """One snapshot for every read inside (see :meth:`_reading`); a vector cache file a
         search inside has to write is written when it ends, outside any transaction."""

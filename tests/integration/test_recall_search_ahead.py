@@ -1,0 +1,191 @@
+"""A recall's vector search on its own thread beside the lexical search (``Store.parallel_search``).
+
+On PostgreSQL the vector search of a recall runs on a second pooled connection while the
+lexical search runs on the first; on SQLite both run in line. These tests pin what that must
+not change: the same recall as in line, a pool of one connection still serves it, a recall
+inside the caller's own snapshot or transaction runs in line (its thread could never get a
+connection, nor see that transaction), and an error on the thread reaches the caller.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from kioku import Kioku
+from kioku.errors import KiokuError
+from kioku.ports.store import Store
+from kioku.service.recall.search_ahead import Ahead
+from tests.contract.conftest import ADAPTERS, open_store, pg_schema, pg_store_url
+from tests.postgres_server import admin, postgres_url  # noqa: F401 (a fixture)
+
+JST = timezone(timedelta(hours=9))
+TURNS = [
+    ("My sister Hana is getting married in Kyoto on June 8.", "Congratulations to Hana!"),
+    ("The Osaka office moves to Umeda in March.", "Umeda, from March."),
+    ("I adopted a grey cat called Tama from the shelter.", "Tama sounds lovely."),
+    ("We chose PostgreSQL for the billing service.", "PostgreSQL it is."),
+    ("Hana asked me to give a speech at the reception.", "A speech for Hana, noted."),
+    ("Tama knocked the coffee off my desk this morning.", "Cats will be cats."),
+    ("Our team lunch is at the ramen place near Umeda station.", "Ramen near Umeda."),
+    ("I am nervous about the billing migration next week.", "It will go fine."),
+]
+QUERIES = [
+    "Hana wedding speech",
+    "what is my cat called",
+    "where does the Osaka office move",
+    "billing service database",
+    "ramen lunch",
+]
+
+
+def _fill(store: Store) -> Kioku:
+    kioku = Kioku(store)
+    for n, (user, assistant) in enumerate(TURNS):
+        kioku.remember_turn(user, assistant, at=datetime(2025, 3, n + 1, 10, tzinfo=JST))
+    return kioku
+
+
+def _seen(kioku: Kioku, query: str) -> list[tuple[str, float, float]]:
+    result = kioku.recall(query, mark=False, at=datetime(2025, 3, 20, 10, tzinfo=JST))
+    return [
+        (item.memory.id, round(item.final, 12), round(item.similarity, 12)) for item in result.items
+    ]
+
+
+class InLine:
+    """A store as it is, but answering ``parallel_search`` with False: recall in line."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    @property
+    def parallel_search(self) -> bool:
+        return False
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._store, name)
+
+
+@pytest.fixture
+def pg_store(postgres_url: str, tmp_path: Path) -> Iterator[Store]:  # noqa: F811
+    schema = pg_schema(tmp_path)
+    admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+    admin(f"CREATE SCHEMA {schema}")
+    from kioku.adapters.store.postgres import open_postgres_store
+
+    # One connection, and a short wait for it: a recall that needed two at once would fail.
+    store = open_postgres_store(pg_store_url(tmp_path), pool_max=1, timeout_s=3)
+    try:
+        yield store
+    finally:
+        store.close()
+        admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
+def test_parallel_search_only_outside_the_callers_transactions(
+    adapter: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    if adapter == "postgres":
+        request.getfixturevalue("postgres_url")
+        admin(f"DROP SCHEMA IF EXISTS {pg_schema(tmp_path)} CASCADE")
+        admin(f"CREATE SCHEMA {pg_schema(tmp_path)}")
+    store = open_store(adapter, tmp_path)
+    try:
+        assert store.parallel_search is (adapter == "postgres")
+        with store.reading():
+            assert store.parallel_search is False
+        with store.atomic():
+            assert store.parallel_search is False
+            with store.reading():
+                assert store.parallel_search is False
+        with store.atomic(durable=False):
+            assert store.parallel_search is False
+        assert store.parallel_search is (adapter == "postgres")
+        seen: list[bool] = []
+        with store.reading():
+            other = threading.Thread(target=lambda: seen.append(store.parallel_search))
+            other.start()
+            other.join()
+        assert seen == [adapter == "postgres"]  # another thread holds nothing of this one's
+    finally:
+        store.close()
+        if adapter == "postgres":
+            admin(f"DROP SCHEMA IF EXISTS {pg_schema(tmp_path)} CASCADE")
+
+
+def test_a_recall_with_its_vector_search_ahead_is_the_recall_in_line(pg_store: Store) -> None:
+    kioku = _fill(pg_store)
+    in_line = Kioku(InLine(pg_store))  # type: ignore[arg-type]
+    for query in QUERIES:
+        ahead = _seen(kioku, query)
+        assert ahead, query
+        assert ahead == _seen(in_line, query), query
+
+
+class Recording:
+    """A store as it is, noting which thread ran each search."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+        self.threads: dict[str, set[int]] = {"lexical": set(), "vector": set()}
+
+    def search_lexical(self, *args: object) -> object:
+        self.threads["lexical"].add(threading.get_ident())
+        return self._store.search_lexical(*args)  # type: ignore[arg-type]
+
+    def vector_search(self, *args: object) -> object:
+        self.threads["vector"].add(threading.get_ident())
+        return self._store.vector_search(*args)  # type: ignore[arg-type]
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self._store, name)
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
+def test_the_vector_search_runs_on_its_own_thread_where_the_store_allows(
+    adapter: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    if adapter == "postgres":
+        store = request.getfixturevalue("pg_store")
+    else:
+        store = open_store(adapter, tmp_path)
+    try:
+        _fill(store)
+        recording = Recording(store)
+        result = Kioku(recording).recall("Tama the cat", mark=False)  # type: ignore[arg-type]
+        assert result.items
+        caller = {threading.get_ident()}
+        assert recording.threads["lexical"] == caller
+        assert len(recording.threads["vector"]) == 1
+        assert (recording.threads["vector"] == caller) is (adapter == "sqlite")
+    finally:
+        if adapter == "sqlite":
+            store.close()
+
+
+def test_a_recall_inside_the_callers_snapshot_runs_in_line(pg_store: Store) -> None:
+    kioku = _fill(pg_store)
+    expected = _seen(kioku, "Hana wedding speech")
+    # The pool has one connection and this snapshot holds it: a search on another thread
+    # would wait for it until the pool gives up.
+    with pg_store.reading():
+        assert _seen(kioku, "Hana wedding speech") == expected
+
+
+def test_an_error_on_the_search_thread_reaches_the_caller() -> None:
+    def fail() -> list[tuple[str, float]]:
+        raise KiokuError("the vector index is unreadable")
+
+    ahead = Ahead(fail)
+    with pytest.raises(KiokuError, match="unreadable"):
+        ahead.result()
+    ahead.wait()  # and waiting on it again is quiet
+
+    done = Ahead(lambda: [("m1", 0.5)])
+    assert done.result() == [("m1", 0.5)]
