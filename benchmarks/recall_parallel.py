@@ -8,8 +8,8 @@ The PostgreSQL schema ``--schema`` must hold a filled store: the ones ``recall_s
 --store-url ... --store DIR`` keeps (``recall_scale_n<size>_s<seed>``) are what this was made
 for. One process opens it twice over the same connection pool: as it is, where a recall's
 vector search runs on its own thread and connection while the lexical search runs
-(``Store.parallel_search``), and through a view that answers ``parallel_search`` with False,
-so the same recall runs both searches one after the other. Each query is recalled both ways,
+(``Store.parallel_search``), and with ``[store] parallel_search`` off, where the same recall
+runs both searches one after the other. Each query is recalled both ways,
 the order alternating, without marks (the store's state stays fixed), ``--rounds`` times
 over, after one untimed pass over every query (which brings the index's pages into the
 server's buffers, as a server in use has them). Queries are ``recall_scale.py``'s three-word
@@ -27,28 +27,15 @@ import statistics
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from kioku import Kioku
-from kioku.ports.store import MemoryFilter, Store
+from kioku.ports.store import MemoryFilter
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from recall_scale import long_queries, short_queries
-
-
-class InLine:
-    """The same store, answering ``parallel_search`` with False: recall searches in line."""
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
-    @property
-    def parallel_search(self) -> bool:
-        return False
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self._store, name)
 
 
 def _ms(values: list[float], q: float) -> float:
@@ -81,9 +68,10 @@ def run(url: str, schema: str, queries: int, long: bool, rounds: int, seed: int)
                 )
             if not ahead.store.parallel_search:
                 raise SystemExit("this store runs its searches in line: nothing to compare")
+            config = ahead.config
             in_line = Kioku(
-                InLine(ahead.store),  # type: ignore[arg-type]
-                ahead.config,
+                ahead.store,
+                replace(config, store=replace(config.store, parallel_search=False)),
                 embedder=ahead.embedder,
                 analyzer=ahead.analyzer,
             )

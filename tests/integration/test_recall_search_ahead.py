@@ -1,22 +1,26 @@
 """A recall's vector search on its own thread beside the lexical search (``Store.parallel_search``).
 
 On PostgreSQL the vector search of a recall runs on a second pooled connection while the
-lexical search runs on the first; on SQLite both run in line. These tests pin what that must
-not change: the same recall as in line, a pool of one connection still serves it, a recall
-inside the caller's own snapshot or transaction runs in line (its thread could never get a
-connection, nor see that transaction), and an error on the thread reaches the caller.
+lexical search runs on the first; on SQLite, or with ``[store] parallel_search`` off, both run
+in line (which store allows it: tests/contract/test_store_parallel_search.py). These tests pin
+what that must not change: the same recall as in line, a pool of one connection still serves
+it, a recall inside the caller's own snapshot or transaction runs in line (its thread could
+never get a connection, nor see that transaction), and an error on the thread reaches the
+caller.
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Iterator
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 from kioku import Kioku
+from kioku.config.schema import Config
 from kioku.errors import KiokuError
 from kioku.ports.store import Store
 from kioku.service.recall.search_ahead import Ahead
@@ -57,18 +61,10 @@ def _seen(kioku: Kioku, query: str) -> list[tuple[str, float, float]]:
     ]
 
 
-class InLine:
-    """A store as it is, but answering ``parallel_search`` with False: recall in line."""
-
-    def __init__(self, store: Store) -> None:
-        self._store = store
-
-    @property
-    def parallel_search(self) -> bool:
-        return False
-
-    def __getattr__(self, name: str) -> object:
-        return getattr(self._store, name)
+def _in_line() -> Config:
+    """The default configuration with ``[store] parallel_search`` off."""
+    config = Config()
+    return replace(config, store=replace(config.store, parallel_search=False))
 
 
 @pytest.fixture
@@ -87,41 +83,9 @@ def pg_store(postgres_url: str, tmp_path: Path) -> Iterator[Store]:  # noqa: F81
         admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
-@pytest.mark.parametrize("adapter", ADAPTERS)
-def test_parallel_search_only_outside_the_callers_transactions(
-    adapter: str, tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
-    if adapter == "postgres":
-        request.getfixturevalue("postgres_url")
-        admin(f"DROP SCHEMA IF EXISTS {pg_schema(tmp_path)} CASCADE")
-        admin(f"CREATE SCHEMA {pg_schema(tmp_path)}")
-    store = open_store(adapter, tmp_path)
-    try:
-        assert store.parallel_search is (adapter == "postgres")
-        with store.reading():
-            assert store.parallel_search is False
-        with store.atomic():
-            assert store.parallel_search is False
-            with store.reading():
-                assert store.parallel_search is False
-        with store.atomic(durable=False):
-            assert store.parallel_search is False
-        assert store.parallel_search is (adapter == "postgres")
-        seen: list[bool] = []
-        with store.reading():
-            other = threading.Thread(target=lambda: seen.append(store.parallel_search))
-            other.start()
-            other.join()
-        assert seen == [adapter == "postgres"]  # another thread holds nothing of this one's
-    finally:
-        store.close()
-        if adapter == "postgres":
-            admin(f"DROP SCHEMA IF EXISTS {pg_schema(tmp_path)} CASCADE")
-
-
 def test_a_recall_with_its_vector_search_ahead_is_the_recall_in_line(pg_store: Store) -> None:
     kioku = _fill(pg_store)
-    in_line = Kioku(InLine(pg_store))  # type: ignore[arg-type]
+    in_line = Kioku(pg_store, _in_line())
     for query in QUERIES:
         ahead = _seen(kioku, query)
         assert ahead, query
@@ -164,6 +128,10 @@ def test_the_vector_search_runs_on_its_own_thread_where_the_store_allows(
         assert recording.threads["lexical"] == caller
         assert len(recording.threads["vector"]) == 1
         assert (recording.threads["vector"] == caller) is (adapter == "sqlite")
+        # [store] parallel_search = false: in line on every store.
+        in_line = Recording(store)
+        assert Kioku(in_line, _in_line()).recall("Tama the cat", mark=False).items  # type: ignore[arg-type]
+        assert in_line.threads["vector"] == caller
     finally:
         if adapter == "sqlite":
             store.close()

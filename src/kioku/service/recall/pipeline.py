@@ -253,7 +253,8 @@ def run_recall(
     # store that allows it, the query is embedded and the vector search runs on its own thread
     # beside the lexical search (.search_ahead); else both happen between the two snapshots.
     ahead: Ahead | None = None
-    parallel = store.parallel_search  # asked outside any snapshot of this recall's
+    # Asked outside any snapshot of this recall's; [store] parallel_search can turn it off.
+    parallel = config.store.parallel_search and store.parallel_search
     try:
         with store.reading():
             if config.retrieval.require_known_names:
