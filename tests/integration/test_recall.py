@@ -53,7 +53,7 @@ def test_score_components_add_up(kioku: Kioku) -> None:
     _add(kioku, "PostgreSQL backups", "run pg_dump nightly", intensity=30)
     for item in kioku.recall("postgresql", mark=False).items:
         assert item.adjusted_relevance == pytest.approx(
-            item.relevance * item.recency * item.category_factor
+            item.relevance * item.recency * item.category_factor * item.coverage_factor
         )
         assert item.base == pytest.approx(
             item.retention * item.adjusted_relevance * item.recall_weight

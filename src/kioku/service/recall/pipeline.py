@@ -15,7 +15,10 @@
    session (half as much to the second on each side): relevance = match + that, at most 1.
    Relevance is then shaded by recency (more when the query refers back in time), by the
    periods the query names (a memory made in "June" or 「2023年5月」 counts more, one made on
-   a named day more still, see :mod:`.periods`) and by the session's category.
+   a named day more still, see :mod:`.periods`), by the session's category and, with
+   conversation context on, by the memory's own coverage of the query (``1 +
+   scoring.COVERAGE_FACTOR × coverage``: a memory holding the query's words itself comes
+   before one about as relevant through its neighbours).
 3. Qualification by the query alone. When the prompt names people, places or things (see
    :func:`~kioku.adapters.text.lexical.entity_terms`) and no memory of the owner mentions
    any of them, the prompt is about something the store has never heard of: nothing

@@ -18,9 +18,11 @@ class Recalled(Record):
     """One recalled memory and every component of its score.
 
     ``relevance`` is the query match (``similarity`` and ``lexical`` weighted) plus ``context``,
-    at most 1; ``relevance × recency × category_factor = adjusted_relevance``, where
-    ``recency`` is the time factor (how new the memory is, and whether it was made in a
-    period the query names, see :mod:`.periods`);
+    at most 1; ``relevance × recency × category_factor × coverage_factor =
+    adjusted_relevance``, where ``recency`` is the time factor (how new the memory is, and
+    whether it was made in a period the query names, see :mod:`.periods`) and
+    ``coverage_factor`` favours a memory holding the query's words itself (see
+    :data:`~.scoring.COVERAGE_FACTOR`; 1 with conversation context off);
     ``retention × adjusted_relevance × recall_weight = base``; ``base + resonance_term = final``.
     ``coverage`` is how much of the query the memory matches (what qualifies it, against the
     floor ``retrieval.min_relevance``); a memory below the floor comes only as a companion:
@@ -47,6 +49,9 @@ class Recalled(Record):
     context: float = 0.0
     #: The share of the query the memory matches, in [0, 1]: what qualifies it.
     coverage: float = 0.0
+    #: ``1 + COVERAGE_FACTOR × coverage`` with conversation context on, else 1 (a part of
+    #: ``adjusted_relevance``).
+    coverage_factor: float = 1.0
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

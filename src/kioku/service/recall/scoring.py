@@ -17,13 +17,25 @@ from kioku.service.recall.periods import DAY_WEIGHT
 from kioku.service.recall.periods import WEIGHT as PERIOD_WEIGHT
 from kioku.service.recall.results import Recalled
 
-__all__ = ["COVERAGE_SHARE", "coverage_of", "match_of", "score_of", "to_recalled"]
+__all__ = [
+    "COVERAGE_FACTOR",
+    "COVERAGE_SHARE",
+    "coverage_of",
+    "match_of",
+    "score_of",
+    "to_recalled",
+]
 
 _SECONDS_PER_DAY = 86_400.0
 #: The share of a memory's lexical match that is its coverage of the query (the IDF-weighted
 #: share of the query's terms it holds) rather than its BM25 over the best candidate's: of
 #: two memories as strong by BM25, the one holding more of the query comes first.
 COVERAGE_SHARE = 0.15
+#: How much more a memory's priority counts when it holds all of the query itself than when
+#: it holds none of it (``1 + COVERAGE_FACTOR × coverage``): of two memories as relevant,
+#: the one that holds the query's words comes before the one lifted by its neighbours
+#: (their words lent to its lexical match, their relevance lent as conversation context).
+COVERAGE_FACTOR = 0.2
 
 
 def score_of(
@@ -50,7 +62,9 @@ def score_of(
     (``recency``) is then raised by :data:`~.periods.WEIGHT`, unless time plays no part in
     the ranking (both recency weights 0); ``day``: made on a day the query names, raised by
     :data:`~.periods.DAY_WEIGHT` more. ``coverage``: the memory's coverage of the query,
-    :data:`COVERAGE_SHARE` of the lexical match (see :func:`match_of`; None: not counted)."""
+    :data:`COVERAGE_SHARE` of the lexical match (see :func:`match_of`) and a factor
+    ``1 + COVERAGE_FACTOR × coverage`` of the adjusted relevance (None: not counted, factor
+    1)."""
     relevance = min(1.0, match_of(similarity, lexical, weights, coverage) + context)
     age_days = max(0.0, (now - fields.created).total_seconds() / _SECONDS_PER_DAY)
     fresh = 0.5 ** (age_days / weights.recency_half_life_days)
@@ -63,7 +77,8 @@ def score_of(
     category_factor = 1.0 + (
         weights.category if mood is not None and mood.category == fields.category else 0.0
     )
-    adjusted = relevance * recency * category_factor
+    coverage_factor = 1.0 + COVERAGE_FACTOR * max(0.0, coverage or 0.0)
+    adjusted = relevance * recency * category_factor * coverage_factor
     score = max(0.0, fields.retention_score)
     retention = 100.0 * (score / 100.0) ** weights.retention_exponent if score > 0 else 0.0
     current = mood.emotion if mood else None
@@ -95,6 +110,7 @@ def score_of(
         "relevance": relevance,
         "recency": recency,
         "category_factor": category_factor,
+        "coverage_factor": coverage_factor,
         "adjusted_relevance": adjusted,
         "retention": retention,
         "recall_weight": parts.recall_weight,
@@ -151,6 +167,7 @@ def to_recalled(memory: Memory, s: dict[str, float], floor: float) -> Recalled:
         relevance=s["relevance"],
         recency=s["recency"],
         category_factor=s["category_factor"],
+        coverage_factor=s["coverage_factor"],
         adjusted_relevance=s["adjusted_relevance"],
         retention=s["retention"],
         recall_weight=s["recall_weight"],
