@@ -32,6 +32,7 @@ def _components(item: Recalled) -> dict[str, Any]:
         "relevance": round(item.relevance, 6),
         "recency": round(item.recency, 6),
         "category_factor": round(item.category_factor, 6),
+        "coverage_factor": round(item.coverage_factor, 6),
         "adjusted_relevance": round(item.adjusted_relevance, 6),
         "retention": round(item.retention, 6),
         "recall_weight": round(item.recall_weight, 6),
