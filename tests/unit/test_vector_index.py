@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kioku.adapters.store.sqlite import vector_scan, vectors
 from kioku.errors import StoreError, ValidationError
@@ -88,6 +90,9 @@ def screening(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(vector_scan, "SPARSE_SHARE", 0.0 if request.param == "dense" else 1.0)
     monkeypatch.setattr(vector_scan, "_BLOCK_BYTES", 4096)
     monkeypatch.setattr(vector_scan, "_MIN_BLOCK", 7)
+    # And the k-th best screening score found through a sample (see test_kth_best_*).
+    monkeypatch.setattr(vector_scan, "_SAMPLE_FROM", 64)
+    monkeypatch.setattr(vector_scan, "_SAMPLE_ROWS", 32)
     return str(request.param)
 
 
@@ -246,3 +251,55 @@ def test_an_id_column_decodes_joined_ids_one_row_at_a_time() -> None:
 def test_an_id_column_whose_ends_do_not_fit_is_refused(joined: bytes, ends: list[int]) -> None:
     with pytest.raises(ValueError, match="id ends"):
         vectors.IdColumn.joined(joined, np.asarray(ends, dtype=np.uint32))
+
+
+SCORES = st.lists(
+    st.one_of(
+        st.sampled_from([0.0, 0.5, -0.25, 1.0, float("-inf")]),
+        st.floats(-1.0, 1.0, width=32),
+    ),
+    min_size=1,
+    max_size=400,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    values=SCORES,
+    limit=st.integers(1, 400),
+    sample_from=st.integers(1, 200),
+    sample_rows=st.integers(1, 64),
+    margin=st.integers(1, 10),
+)
+def test_kth_best_is_the_kth_largest_whichever_way_it_is_found(
+    values: list[float], limit: int, sample_from: int, sample_rows: int, margin: int
+) -> None:
+    scores = np.asarray(values, dtype=np.float32)
+    limit = min(limit, scores.size)
+    expected = float(np.sort(scores)[scores.size - limit])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(vector_scan, "_SAMPLE_FROM", sample_from)
+        patch.setattr(vector_scan, "_SAMPLE_ROWS", sample_rows)
+        patch.setattr(vector_scan, "_SAMPLE_MARGIN", margin)
+        assert vector_scan.kth_best(scores, limit) == expected
+
+
+def test_kth_best_of_a_large_array_with_the_default_sample() -> None:
+    rng = np.random.default_rng(3)
+    scores = (rng.standard_normal(300_000) * 0.1).astype(np.float32)
+    scores[rng.random(scores.size) < 0.4] = 0.0
+    scores[rng.random(scores.size) < 0.1] = -np.inf
+    for limit in (1, 10, 100, 1000, 150_000, 300_000):
+        assert vector_scan.kth_best(scores, limit) == float(np.sort(scores)[scores.size - limit])
+
+
+def test_kth_best_falls_back_when_the_sample_saw_only_the_best(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Rows 0 and 5 are the sample (stride 5) and hold the two best scores: the threshold,
+    # the best sampled, is reached by one score only, fewer than the three asked for.
+    monkeypatch.setattr(vector_scan, "_SAMPLE_FROM", 1)
+    monkeypatch.setattr(vector_scan, "_SAMPLE_ROWS", 2)
+    monkeypatch.setattr(vector_scan, "_SAMPLE_MARGIN", 1)
+    scores = np.asarray([0.9, 0.1, 0.2, 0.3, 0.4, 0.8, 0.5, 0.6, 0.05, 0.0], dtype=np.float32)
+    assert vector_scan.kth_best(scores, 3) == np.float32(0.6)

@@ -13,7 +13,8 @@ Search runs in two passes:
    components only. The two sum in different orders, so their float32 results differ by
    rounding; :func:`error_bound` bounds how far either is from the real dot product.
 2. *Deciding*: every row whose screening score is within twice that bound of the k-th best
-   is scored exactly: the products of two float32 numbers are exact in float64, and their sum
+   (found among the scores above a sampled threshold in large caches, :func:`kth_best`) is
+   scored exactly: the products of two float32 numbers are exact in float64, and their sum
    is rounded once (``math.fsum``), so equal real dot products give equal scores. A float64
    pass with its own bound first rules out rows that cannot reach the top, so only about
    ``limit`` rows are summed exactly. The best ``limit`` win, equal scores in id order.
@@ -31,7 +32,7 @@ import numpy.typing as npt
 
 from kioku.core.blas import threads_for
 
-__all__ = ["SPARSE_SHARE", "error_bound", "exact_scores", "screen", "top_rows"]
+__all__ = ["SPARSE_SHARE", "error_bound", "exact_scores", "kth_best", "screen", "top_rows"]
 
 
 class Ids(Protocol):
@@ -54,6 +55,12 @@ _FLOAT32_ROUNDOFF: Final = 2.0**-24
 _FLOAT64_ROUNDOFF: Final = 2.0**-53
 #: Candidates turned into float64 products at a time (bounds the working memory).
 _EXACT_CHUNK: Final = 8192
+#: From this many rows the k-th best screening score is looked for among the scores above a
+#: threshold read off a strided sample of about _SAMPLE_ROWS of them (see kth_best), which
+#: about _SAMPLE_MARGIN times as many rows as asked for reach.
+_SAMPLE_FROM: Final = 1 << 17
+_SAMPLE_ROWS: Final = 1 << 16
+_SAMPLE_MARGIN: Final = 8
 
 
 def error_bound(dim: int, roundoff: float = _FLOAT32_ROUNDOFF) -> float:
@@ -125,6 +132,27 @@ def exact_scores(
     return out
 
 
+def kth_best(scores: FloatVector, limit: int) -> float:
+    """The ``limit``-th largest of ``scores`` (``1 <= limit <= scores.size``).
+
+    Partitioning a million scores costs several milliseconds. Past :data:`_SAMPLE_FROM`
+    scores, a strided sample gives a threshold that about :data:`_SAMPLE_MARGIN` times
+    ``limit`` scores reach; when at least ``limit`` do, the answer is among them, since every
+    score of the best ``limit`` is then at least the threshold. Otherwise every score is
+    partitioned, as below that size. The answer is the same either way."""
+    n = scores.size
+    if n >= _SAMPLE_FROM:
+        stride = max(1, n // _SAMPLE_ROWS)
+        sample = scores[::stride]
+        rank = max(_SAMPLE_MARGIN, -(-_SAMPLE_MARGIN * limit // stride))
+        if rank < sample.size:
+            threshold = np.partition(sample, sample.size - rank)[sample.size - rank]
+            above = scores[scores >= threshold]
+            if above.size >= limit:
+                return float(np.partition(above, above.size - limit)[above.size - limit])
+    return float(np.partition(scores, n - limit)[n - limit])
+
+
 def top_rows(
     columns: FloatMatrix,
     ids: Ids,
@@ -144,7 +172,7 @@ def top_rows(
         scores = screen(columns, unit)
         if excluded is not None:
             np.copyto(scores, np.float32(-np.inf), where=excluded)
-        kth = float(np.partition(scores, n - limit)[n - limit])
+        kth = kth_best(scores, limit)
         # Every row of the exact top `limit` screens within 2·bound of the k-th screening.
         candidates = np.flatnonzero(scores >= kth - 2.0 * error_bound(dim))
     if candidates.size > limit:
