@@ -2,7 +2,7 @@
 """Recall latency at scale, against a numpy brute-force floor measured in the same run.
 
     python benchmarks/recall_scale.py [--sizes 36500,1000000] [--queries 200] [--long]
-        [--stages] [--store DIR] [--store-url postgresql://... [--schema NAME]] [--json]
+        [--stages] [--store DIR] [--store-url postgresql://... [--schema NAME]] [--ann] [--json]
 
 For each size, a store is filled with synthetic memories (a spec-like mix of categories and
 intensities, English and Japanese text from a fixed vocabulary, vectors from the configured
@@ -23,6 +23,14 @@ alternating), so both see the same load of a shared machine. Both report vector 
 against the same exact ranking. The PostgreSQL store is filled by ``kioku migrate``'s copy of
 the SQLite store (:func:`kioku.service.transfer.copy_store`: the same memories and vectors,
 verified by row counts and checksums), which builds each model's HNSW index once at the end.
+
+``--ann`` also times the SQLite store with its HNSW graph (the ``ann`` extra: usearch), as a
+third store ``sqlite-ann`` on the same file, the queries alternating with exact search; the
+graph is built (and saved beside the vector cache file) by ``save_vector_cache(wait=True)``
+before the timed runs (on every core; without ``wait`` it is built in a background thread),
+unless a kept store has one already, which is then checked and mapped; the seconds that took
+are printed. The plain ``sqlite`` series always searches exactly
+(``retrieval.ann_min_vectors = 0``).
 """
 
 from __future__ import annotations
@@ -44,6 +52,7 @@ from zoneinfo import ZoneInfo
 import numpy as np
 
 from kioku import Kioku
+from kioku.adapters.store.sqlite.store import SqliteStore
 from kioku.core.model import Embedding, Memory, Valence
 from kioku.core.retention import decay_coefficient
 from kioku.ports.store import MemoryFilter
@@ -368,6 +377,7 @@ def measure(
     long: bool = False,
     store_url: str | None = None,
     schema: str = "recall_scale",
+    ann: bool = False,
 ) -> dict[str, Any]:
     """Fill (or reuse) a store of ``size`` memories (and a PostgreSQL one with ``store_url``)
     and time recall on each query set."""
@@ -380,7 +390,7 @@ def measure(
         home = Path(tmp) if keep is None else keep / f"n{size}-s{seed}"
         home.mkdir(parents=True, exist_ok=True)
         fill_s = _filled(home, size, seed)
-        kioku = stack.enter_context(Kioku.open(home, env={}))
+        kioku = stack.enter_context(Kioku.open(home, env={_ANN_MIN: "0"}))
         if fill_s is None:
             fill_s = fill(kioku, size, seed)
             (home / "filled.json").write_text(
@@ -393,6 +403,14 @@ def measure(
                 _postgres(store_url, f"{schema}_n{size}_s{seed}", size, seed, home)
             )
             stores["postgres"] = pg
+        if ann:
+            stores["sqlite-ann"] = stack.enter_context(Kioku.open(home, env={_ANN_MIN: "1"}))
+            t0 = time.perf_counter()
+            graph_store = stores["sqlite-ann"].store
+            assert isinstance(graph_store, SqliteStore)
+            graph_store.save_vector_cache(kioku.embedder.model_id, wait=True)
+            fills["sqlite-ann"] = fill_s
+            graph_s = time.perf_counter() - t0
         warm = {name: _warm(k, sets["short"]) for name, k in stores.items()}
         stages = {name: _Stages(k) for name, k in stores.items()}
         timed: dict[str, dict[str, tuple[list[float], dict[str, list[float]]]]] = {}
@@ -417,6 +435,8 @@ def measure(
                 "second_query_seconds": round(warm[name][1], 3),
                 "third_query_seconds": round(warm[name][2], 3),
             }
+            if name == "sqlite-ann":
+                results[name]["graph_save_seconds"] = round(graph_s, 1)
             for set_name, texts in sets.items():
                 latencies_s, spent = timed[name][set_name]
                 floor = _floor(k, matrix, texts)
@@ -425,15 +445,24 @@ def measure(
     return {"memories": size, **results}
 
 
+#: The configuration key (as an environment variable) of the SQLite store's HNSW graph.
+_ANN_MIN = "KIOKU_RETRIEVAL__ANN_MIN_VECTORS"
+
+
 def _print(r: dict[str, Any], stages: bool) -> None:
-    for store in ("sqlite", "postgres"):
+    for store in ("sqlite", "sqlite-ann", "postgres"):
         if store not in r:
             continue
         s = r[store]
         print(
             f"{r['memories']:>9,} memories on {store} (filled in {s['fill_seconds']} s; first "
             f"query {s['first_query_seconds']} s, second {s['second_query_seconds']} s, "
-            f"third {s['third_query_seconds']} s)",
+            f"third {s['third_query_seconds']} s)"
+            + (
+                f"; graph built or saved in {s['graph_save_seconds']} s"
+                if store == "sqlite-ann"
+                else ""
+            ),
             flush=True,
         )
         for name in ("short", "long"):
@@ -474,10 +503,20 @@ def main() -> None:
     )
     parser.add_argument("--long", action="store_true", help="also time 30-60 word queries")
     parser.add_argument("--stages", action="store_true", help="print the time of each stage")
+    parser.add_argument(
+        "--ann", action="store_true", help="also time SQLite with its HNSW graph (usearch)"
+    )
     args = parser.parse_args()
     for size in (int(s) for s in args.sizes.split(",") if s):
         r = measure(
-            size, args.queries, args.seed, args.store, args.long, args.store_url, args.schema
+            size,
+            args.queries,
+            args.seed,
+            args.store,
+            args.long,
+            args.store_url,
+            args.schema,
+            args.ann,
         )
         if args.json:
             print(json.dumps(r), flush=True)

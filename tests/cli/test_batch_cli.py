@@ -305,3 +305,25 @@ def test_a_config_that_still_sets_delete_ratio_loads_with_one_warning(
     assert "compression.delete_ratio" in line
     assert "ignored" in line
     assert result.json()["levels"]["4"]["target"] == 0.2  # the rest of 15 + 30 + 35 %
+
+
+def test_the_batch_waits_for_the_vector_graph_it_leaves_to_build(kioku: Run, home: Path) -> None:
+    # A graph past retrieval.ann_min_vectors (the ann extra) is built in the background; a
+    # batch process would stop that on exit, so it waits, and the files are there after it.
+    pytest.importorskip("usearch")
+    env = clean_env(KIOKU_RETRIEVAL__ANN_MIN_VECTORS="1")
+    for n in range(6):
+        text = f"lantern harbor {n}"
+        result = kioku(
+            "add", "--trigger", text, "--content", text, "--intensity", "50",
+            "--category", "work", "--at", AT, env=env,
+        )  # fmt: skip
+        assert result.code == 0, result.err
+    done = kioku("batch", "--now", "2026-01-11T04:00:00+09:00", "--json", env=env)
+    assert done.code == 0, done.err
+    assert done.json()["status"] == "done"
+    cache = home / "memories.db.vectors"
+    assert list(cache.glob("*.ann")), sorted(p.name for p in cache.iterdir())
+    assert list(cache.glob("*.annmap"))
+    assert not list(cache.glob("*.tmp"))
+    assert not list(cache.glob(".*.tmp"))

@@ -97,6 +97,7 @@ RANGE_CASES: list[tuple[str, object, str, str]] = [
     ("retrieval.candidates", 0, "0", "1 <= value <= 10000"),
     ("retrieval.context_weight", 1.5, "1.5", "0 <= value <= 1"),
     ("retrieval.min_relevance", 2, "2", "0 <= value <= 1"),
+    ("retrieval.ann_min_vectors", -1, "-1", "value >= 0"),
     ("llm.max_retries", 11, "11", "0 <= value <= 10"),
     ("llm.input_price_per_mtok", -1, "-1", "value >= 0"),
     ("llm.output_price_per_mtok", -0.5, "-0.5", "value >= 0"),

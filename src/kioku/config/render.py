@@ -129,6 +129,8 @@ _COMMENTS: dict[str, str] = {
     "retrieval.context_weight": "Relevance a strong match lends to the turns around it (0-1).",
     "retrieval.min_relevance": "Share of the query's terms (rarity-weighted) a memory must hold.",
     "retrieval.require_known_names": "Recall nothing for a prompt naming only unknown names.",
+    "retrieval.ann_min_vectors": "SQLite: vectors past which long queries use the HNSW graph "
+    "of the ann extra (0: never).",
     "llm.api_key": "The API key itself; prefer api_key_env. Never printed by kioku.",
     "llm.api_key_env": "Variable holding the key; empty: ANTHROPIC_API_KEY or OPENAI_API_KEY.",
     "llm.timeout_seconds": "Seconds to wait for one answer before the offline analyzer stands in.",

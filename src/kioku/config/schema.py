@@ -166,6 +166,10 @@ class RetrievalConfig(Record):
     #: When the prompt names people, places or things (capitalised words, acronyms, Japanese
     #: proper nouns) and no memory of the owner mentions any of them, nothing qualifies.
     require_known_names: bool = True
+    #: SQLite store: past this many vectors of a model, queries with many non-zero
+    #: components are answered from an HNSW graph (the ``ann`` extra, usearch) and its
+    #: candidates scored exactly; 0: always the exact scan (docs/architecture.md).
+    ann_min_vectors: int = 200_000
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)

@@ -113,6 +113,7 @@ _BOUNDS: Mapping[str, _Bound] = {
     "retrieval.candidates": _Bound(1, 10_000),
     "retrieval.context_weight": _UNIT,
     "retrieval.min_relevance": _UNIT,
+    "retrieval.ann_min_vectors": _NON_NEGATIVE,
     "archive.revival_decay_per_day": _Bound(0, 1, low_open=True),
     "archive.revival_min_margin": _NON_NEGATIVE,
     "archive.retention_days": _NON_NEGATIVE,

@@ -323,9 +323,12 @@ class Store(Protocol):
         apply. Memories without a vector, or with one of another model, are never returned."""
         ...
 
-    def save_vector_cache(self, model: str) -> None:
+    def save_vector_cache(self, model: str, *, wait: bool = False) -> None:
         """Build the search cache of ``model``'s vectors now and keep it where the next
-        process finds it (a store without such a cache does nothing)."""
+        process finds it (a store without such a cache does nothing). Work the store does
+        in the background for it (the SQLite store's HNSW graph) goes on after the call
+        returns, unless ``wait``: then the call returns when it is done. Never with ``wait``
+        inside ``atomic()``."""
         ...
 
     def embedding_models(self, flt: MemoryFilter) -> dict[str | None, int]:

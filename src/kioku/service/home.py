@@ -75,7 +75,11 @@ def store_factory(home: Path, config: Config, owner: str | None = None) -> Calla
             return store
         from kioku.adapters.store.sqlite import open_sqlite_store
 
-        return open_sqlite_store(home / DB_FILENAME, busy_timeout_ms=config.store.busy_timeout_ms)
+        return open_sqlite_store(
+            home / DB_FILENAME,
+            busy_timeout_ms=config.store.busy_timeout_ms,
+            ann_min_vectors=config.retrieval.ann_min_vectors,
+        )
 
     return open_store
 

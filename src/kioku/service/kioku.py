@@ -363,6 +363,7 @@ class Kioku(Runtime, Mind, Sleep):
         dry_run: bool = False,
         progress: Callable[[str, int, int], None] | None = None,
         auto: bool = False,
+        wait_for_vectors: bool = False,
     ) -> BatchReport:
         """Apply every due daily batch up to ``now`` (see :mod:`kioku.service.lifecycle.batch`).
 
@@ -370,10 +371,21 @@ class Kioku(Runtime, Mind, Sleep):
         ``already_running``; ``dry_run`` plans the next due day and writes nothing. ``auto``
         (the scheduler's and the overdue fallback's batch) catches up at most
         ``batch.max_auto_catch_up_days`` days; a ``now`` before the last batch day does nothing.
+        ``wait_for_vectors``: return only when the vector search structures the store builds
+        in the background after the batch are ready (the SQLite store's HNSW graph, with the
+        ``ann`` extra past ``retrieval.ann_min_vectors``); a process that exits right after
+        the batch should wait, a long-running one need not.
         """
         from kioku.service.lifecycle.batch import batch
 
-        return batch(self, now=now, dry_run=dry_run, progress=progress, auto=auto)
+        return batch(
+            self,
+            now=now,
+            dry_run=dry_run,
+            progress=progress,
+            auto=auto,
+            wait_for_vectors=wait_for_vectors,
+        )
 
     def warm_vector_cache(self) -> None:
         """Build the vector cache of the configured model now, after writes, so that the next

@@ -109,12 +109,14 @@ def reembed(engine: Engine, progress: Callable[[int, int], None] | None = None) 
     return len(todo)
 
 
-def warm_vector_cache(engine: Engine) -> None:
+def warm_vector_cache(engine: Engine, *, wait: bool = False) -> None:
     """Build the vector cache of the configured model now, after writes, so that the next
     process (a hook answering a prompt) finds its file ready rather than rebuilding it.
-    Best-effort: trouble is a warning, the cache is rebuilt at the next search anyway."""
+    ``wait``: also wait for what the store goes on doing in the background (a process about
+    to exit, such as ``kioku batch``, would otherwise stop it). Best-effort: trouble is a
+    warning, the cache is rebuilt at the next search anyway."""
     embedder = engine.embedder
     try:
-        engine.store.save_vector_cache(embedder.model_id)
+        engine.store.save_vector_cache(embedder.model_id, wait=wait)
     except KiokuError as exc:
         warn(engine, f"the vector cache was not prepared: {exc}")

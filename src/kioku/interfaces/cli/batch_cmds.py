@@ -131,7 +131,10 @@ def batch_cmd(
                 bar.label = label
                 bar.update(done - bar.pos)
 
-            report = kioku.batch(now=moment, dry_run=dry_run, progress=progress, auto=auto)
+            # The process exits next: it waits for the vector graph the batch leaves to build.
+            report = kioku.batch(
+                now=moment, dry_run=dry_run, progress=progress, auto=auto, wait_for_vectors=True
+            )
             bar.update((bar.length or 1) - bar.pos)
         compression = kioku.config.compression
         from kioku.core.lifecycle.plan import ratio_targets

@@ -76,9 +76,12 @@ def batch(
     dry_run: bool = False,
     progress: Progress | None = None,
     auto: bool = False,
+    wait_for_vectors: bool = False,
 ) -> BatchReport:
     """:func:`run_batches` under the home's batch lock (none for a store without a home), then
-    the vector cache prepared for the next process when days were applied."""
+    the vector cache prepared for the next process when days were applied;
+    ``wait_for_vectors``: and what the store builds from it in the background (a batch in
+    a process of its own, which would stop it on exit)."""
     lock = None if engine.home is None else engine.home / "batch.lock"
     report = run_batches(
         engine, now=now, dry_run=dry_run, progress=progress, lock_path=lock, auto=auto
@@ -87,7 +90,7 @@ def batch(
         _log_batch(engine, report)
         if engine.config.consolidation.enabled:
             _consolidate(engine, report, now)
-        warm_vector_cache(engine)
+        warm_vector_cache(engine, wait=wait_for_vectors)
     return report
 
 

@@ -465,7 +465,7 @@ class PostgresStore(
             lambda conn: vectors.search(conn, model, query, flt, limit, self.hnsw)
         )
 
-    def save_vector_cache(self, model: str) -> None:
+    def save_vector_cache(self, model: str, *, wait: bool = False) -> None:
         """Nothing to do: the HNSW index is the cache, kept by PostgreSQL itself."""
 
     def embedding_models(self, flt: MemoryFilter) -> dict[str | None, int]:

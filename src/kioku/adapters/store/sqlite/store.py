@@ -24,7 +24,7 @@ import sqlite3
 import sys
 import threading
 from collections.abc import Iterator, Sequence
-from contextlib import suppress
+from contextlib import contextmanager, suppress
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -72,6 +72,7 @@ if TYPE_CHECKING:
     import numpy.typing as npt
 
     from kioku.adapters.store.sqlite import vectors
+    from kioku.adapters.store.sqlite.vector_ann_index import AnnIndexes
     from kioku.adapters.store.sqlite.vector_file import VectorFiles
     from kioku.adapters.store.sqlite.writes import VectorDelta
     from kioku.core.lifecycle.links import Link
@@ -91,9 +92,17 @@ _SET_STATE: Final = (
 class SqliteStore(TransactionsPart, KindsPart, ConsolidationPart, KeysPart):
     """A :class:`~kioku.ports.store.Store` kept in one SQLite file (WAL mode)."""
 
-    def __init__(self, path: Path, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+        ann_min_vectors: int = 0,
+    ) -> None:
         self._path = Path(path)
         self._busy_timeout_ms = busy_timeout_ms
+        self._ann_min = ann_min_vectors  # see .vector_ann (0: exact search only)
+        self._anns: AnnIndexes | None = None
         self._lock = threading.RLock()
         self._depth = 0
         #: This transaction's inserts with vectors, to carry the caches over (None: undone).
@@ -137,6 +146,8 @@ class SqliteStore(TransactionsPart, KindsPart, ConsolidationPart, KeysPart):
             return migrations.schema_version(conn)
 
     def close(self) -> None:
+        if self._anns is not None:
+            self._anns.close()  # a graph build in the background stops, unfinished
         with self._lock:
             if self._conn is not None:
                 conn, self._conn = self._conn, None
@@ -443,7 +454,35 @@ class SqliteStore(TransactionsPart, KindsPart, ConsolidationPart, KeysPart):
             self._persist((cached[0], cached[1]))
         if save:
             return []
+        if 0 < self._ann_min <= cached[1].size:  # an HNSW graph's candidates, scored exactly
+            found = self._ann_indexes.search(cached[0], cached[1], query, flt, limit)
+            if found is not None:
+                return found
         return vectors.top_matches(cached[1], query, flt.user_id, flt.agent_id, flt.archived, limit)
+
+    @property
+    def _ann_indexes(self) -> AnnIndexes:
+        if self._anns is None:
+            from kioku.adapters.store.sqlite.vector_ann_index import AnnIndexes
+
+            self._anns = AnnIndexes(self._ann_min, self._vector_files, self)
+        return self._anns
+
+    def ann_snapshot(self, model: str) -> tuple[int, vectors.ModelVectors] | None:
+        """The version and cache of ``model`` now, its file written (for the graph builder)."""
+        self._scoped_vector_search(model, (), MemoryFilter(), 1, save=True)
+        cached = self._vectors.get(model)
+        return None if cached is None or cached[1] is None else (cached[0], cached[1])
+
+    @contextmanager
+    def ann_unerased(self, since: int) -> Iterator[int | None]:
+        """Holding the store's lock: the version now when no memory was deleted since the
+        version ``since`` (the change log tells), else None (for the graph builder)."""
+        from kioku.adapters.store.sqlite.vector_ann_files import erased_since
+
+        with self._reading() as conn:
+            now = read_version(conn)
+            yield None if erased_since(conn, since, now) else now
 
     def _persist(self, cached: tuple[int, vectors.ModelVectors]) -> None:
         """Write the cache of a version to its file, outside any transaction."""
@@ -455,10 +494,19 @@ class SqliteStore(TransactionsPart, KindsPart, ConsolidationPart, KeysPart):
                 # the files ran before this one was renamed into place): take it away again.
                 self._vector_files.remove()
 
-    def save_vector_cache(self, model: str) -> None:
+    def save_vector_cache(self, model: str, *, wait: bool = False) -> None:
         """Load the cache (a search that finds nothing) and write its file if the cache came
-        from the rows or from this store's own inserts (a mapped file is already there)."""
-        self._scoped_vector_search(model, (), MemoryFilter(), 1, save=True)
+        from the rows or from this store's own inserts (a mapped file is already there).
+        Past ``ann_min_vectors``, its HNSW graph is built, grown or written in a background
+        thread (see .vector_ann_index); ``wait``: return when that is done."""
+        cached = self.ann_snapshot(model)
+        if cached is not None and 0 < self._ann_min <= cached[1].size:
+            self._ann_indexes.save(cached[0], cached[1], wait=wait)
+
+    def wait_vector_graphs(self, model: str | None = None, timeout: float | None = None) -> bool:
+        """Wait until the HNSW graph work in the background (building, checking a saved
+        graph) for ``model`` (None: every model) is done; False on ``timeout``."""
+        return True if self._anns is None else self._anns.wait(model, timeout)
 
     def embedding_models(self, flt: MemoryFilter) -> dict[str | None, int]:
         where, params = where_clause(search_scope(flt))
@@ -700,6 +748,9 @@ class SqliteStore(TransactionsPart, KindsPart, ConsolidationPart, KeysPart):
             return before, maintenance.size_bytes(self._path), report
 
 
-def open_sqlite_store(path: Path, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS) -> SqliteStore:
-    """Open (creating and migrating as needed) the SQLite store at ``path``."""
-    return SqliteStore(path, busy_timeout_ms=busy_timeout_ms)
+def open_sqlite_store(
+    path: Path, *, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS, ann_min_vectors: int = 0
+) -> SqliteStore:
+    """Open (creating and migrating as needed) the SQLite store at ``path``; past
+    ``ann_min_vectors`` vectors of a model (0: never), long queries use an HNSW graph."""
+    return SqliteStore(path, busy_timeout_ms=busy_timeout_ms, ann_min_vectors=ann_min_vectors)

@@ -58,6 +58,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kioku.adapters.store.sqlite.connection import OWNER_ONLY_DIR, OWNER_ONLY_FILE
+from kioku.adapters.store.sqlite.vector_ann import ANN_SUFFIXES
 from kioku.adapters.store.sqlite.vector_layout import (
     ALIGN,
     CRC_BYTES,
@@ -267,7 +268,8 @@ class VectorFiles:
         return True
 
     def remove(self) -> None:
-        """Delete every cache file of this database (after an erasure); never raises."""
+        """Delete every cache file of this database (after an erasure), and the temporary
+        ones being written (their writer's rename then fails); never raises."""
         if self._dir is None:
             return
         try:
@@ -275,7 +277,9 @@ class VectorFiles:
         except OSError:
             return
         for entry in entries:
-            if entry.name.endswith((SUFFIX, TAIL_SUFFIX)):
+            if entry.name.endswith((SUFFIX, TAIL_SUFFIX, *ANN_SUFFIXES)) or (
+                entry.name.startswith(".") and entry.name.endswith(".tmp")
+            ):
                 with contextlib.suppress(OSError):
                     entry.unlink()
 
