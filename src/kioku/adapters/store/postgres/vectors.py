@@ -80,6 +80,8 @@ _DENSE_M: Final = 32
 _LARGE_ROWS: Final = 50_000
 _EF_PER_RESULT: Final = 4
 _EF_MAX: Final = 1000
+#: How many more candidates than the scope's share suggests a second, wider walk keeps.
+_WIDER_SPARE: Final = 1.25
 #: ``maintenance_work_mem`` while an index is built: enough for the graph of the model's
 #: rows (:func:`build_memory_mb`; pgvector builds far slower once the graph no longer fits),
 #: at least ``_BUILD_MEMORY_MB`` and at most ``_BUILD_MEMORY_CAP_MB``; a higher server
@@ -105,6 +107,21 @@ def ef_search(limit: int, rows: float, m: int, chosen: int = 0) -> int:
     else:
         base = _EF_SMALL
     return min(_EF_MAX, max(base, limit * _EF_PER_RESULT))
+
+
+def wider_ef(found: int, ef: int, limit: int) -> int | None:
+    """The ``ef_search`` of a second walk after one of ``ef`` candidates left only ``found``
+    of them (fewer than ``limit``) in the search's scope: the scope kept about ``found / ef``
+    of the walk, so about ``limit / share`` candidates, a quarter more for the spread, should
+    leave ``limit``. None when no walk would: nothing was kept (the scope holds too few
+    vectors for a share to be read off the walk), the walk was already pgvector's longest, or
+    even the longest is expected to leave fewer than ``limit``; the search is then exact, over
+    the scope's own rows."""
+    if found <= 0 or found >= limit or ef >= _EF_MAX:
+        return None
+    if found * _EF_MAX < limit * ef:  # the longest walk is expected to fall short
+        return None
+    return min(_EF_MAX, max(math.ceil(limit * ef * _WIDER_SPARE / found), ef + 1))
 
 
 def create_index(conn: Conn, model: str, dim: int, hnsw: HnswSettings = DEFAULT_HNSW) -> None:
@@ -298,22 +315,28 @@ def search(
         ).fetchone()
         table_rows = float(str(size[0])) if size is not None else 0.0
         built_m = int(str(size[1])) if size is not None and size[1] is not None else 16
-        ef = ef_search(limit, table_rows, built_m, hnsw.ef_search)
-        conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef),))
         approximate = sql.SQL(
             "SELECT v.memory_id, v.embedding::vector({dim}) <=> %s::vector({dim}) AS distance "
             "FROM memory_vectors AS v JOIN memories AS m ON m.id = v.memory_id "
             "WHERE v.model = %s AND v.dim = %s{scope} ORDER BY distance LIMIT %s"
         ).format(dim=sql.Literal(dim), scope=sql.SQL(scope))
-        found = [
-            (str(i), s)
-            for i, d in conn.execute(
-                approximate, [text, model, dim, *scope_params, limit], prepare=False
-            )
-            if (s := _similarity(d)) is not None
-        ]
-        if len(found) >= limit and found[-1][1] >= 0.0:
-            return found[:limit]
+        ef: int | None = ef_search(limit, table_rows, built_m, hnsw.ef_search)
+        while ef is not None:
+            # pgvector 0.6 checks the scope on the ef candidates the walk keeps: a scope with
+            # a share of the rows leaves about that share of them (then one wider walk).
+            conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef),))
+            found = [
+                (str(i), s)
+                for i, d in conn.execute(
+                    approximate, [text, model, dim, *scope_params, limit], prepare=False
+                )
+                if (s := _similarity(d)) is not None
+            ]
+            if len(found) >= limit:
+                if found[-1][1] >= 0.0:
+                    return found[:limit]
+                break
+            ef = wider_ef(len(found), ef, limit)
     scope, scope_params = and_clause(scope_filter(flt), "")
     exact = sql.SQL(
         "SELECT id, embedding <=> %s::vector AS distance "
