@@ -9,6 +9,7 @@ the ids found must be (nearly all) the same and the scores bit for bit those of 
 from __future__ import annotations
 
 import json
+import stat
 import subprocess
 import sys
 from datetime import timedelta
@@ -369,3 +370,13 @@ def test_without_usearch_the_exact_scan_answers(
     with SqliteStore(path) as exact:
         truth = [exact.vector_search(MODEL, q, EVERYONE, 10) for q in queries]
     assert answer["found"] == [[list(pair) for pair in result] for result in truth]
+
+
+def test_the_graph_files_are_the_owners_only(
+    seeded: tuple[Path, np.ndarray], tmp_path: Path
+) -> None:
+    path = _copy(seeded, tmp_path)
+    _ready(path).close()
+    for part in _graph_files(path):
+        assert stat.S_IMODE(part.stat().st_mode) == 0o600, part.name
+    assert stat.S_IMODE(_graph_files(path)[0].parent.stat().st_mode) == 0o700
