@@ -319,6 +319,8 @@ def test_the_batch_waits_for_the_vector_graph_it_leaves_to_build(kioku: Run, hom
             "--category", "work", "--at", AT, env=env,
         )  # fmt: skip
         assert result.code == 0, result.err
+    before = kioku("doctor", "--json", env=env).json()["checks"]
+    assert "not built yet" in next(c["detail"] for c in before if c["name"] == "vectors")
     done = kioku("batch", "--now", "2026-01-11T04:00:00+09:00", "--json", env=env)
     assert done.code == 0, done.err
     assert done.json()["status"] == "done"
@@ -327,3 +329,7 @@ def test_the_batch_waits_for_the_vector_graph_it_leaves_to_build(kioku: Run, hom
     assert list(cache.glob("*.annmap"))
     assert not list(cache.glob("*.tmp"))
     assert not list(cache.glob(".*.tmp"))
+    after = kioku("doctor", "--json", env=env).json()["checks"]
+    assert "MB beside the cache" in next(c["detail"] for c in after if c["name"] == "vectors")
+    # Below the threshold (the default, 200,000) doctor says nothing of a graph.
+    assert "vectors" not in {c["name"] for c in kioku("doctor", "--json").json()["checks"]}

@@ -344,7 +344,9 @@ def doctor_cmd(state: CliState, as_json: bool) -> None:
     not be ingested (the dead-letter file; `kioku ingest --retry` replays them), and whether
     the installed hooks can still run.
 
-    The vector cache files beside the database are checked too (permissions and checksums).
+    The vector cache files beside the database are checked too (permissions and checksums);
+    past retrieval.ann_min_vectors memories, a `vectors` line says whether the HNSW graph of
+    the `ann` extra is there.
     Exits 0 when everything is ok, 1 when a problem is found.
     """
     checks: list[dict[str, Any]] = []
@@ -387,6 +389,9 @@ def doctor_cmd(state: CliState, as_json: bool) -> None:
         replica = report.details.get("read_replica")
         own = [p for p in report.problems if not p.startswith("the read replica")]
         add("integrity", not own, "; ".join(own) or "ok")
+        graph = _graph_line(held, kioku.config.retrieval.ann_min_vectors, report.details)
+        if server is None and graph is not None:
+            add("vectors", True, graph)
         if isinstance(replica, dict):
             said = [p for p in report.problems if p.startswith("the read replica")]
             add("replica", not said, "; ".join(said) or _replica_line(replica))
@@ -421,6 +426,25 @@ def doctor_cmd(state: CliState, as_json: bool) -> None:
         click.echo(verdict if ok else "problems found")
     if not ok:
         raise click.exceptions.Exit(1)
+
+
+def _graph_line(held: int, threshold: int, details: dict[str, Any]) -> str | None:
+    """What ``kioku doctor`` says of the HNSW graph of a SQLite store past
+    ``retrieval.ann_min_vectors`` memories (None below it, or with it set to 0)."""
+    if threshold <= 0 or held < threshold:
+        return None
+    import importlib.util
+
+    if importlib.util.find_spec("usearch") is None:
+        return (
+            f"{held} memories, past retrieval.ann_min_vectors ({threshold}): "
+            "`pip install 'kioku[ann]'` lets prompt-length queries use an HNSW graph "
+            "(search is exact now)"
+        )
+    size = int(details.get("vector_graph_bytes") or 0)
+    if size:
+        return f"HNSW graph for prompt-length queries: {size / 1e6:.1f} MB beside the cache"
+    return "HNSW graph not built yet: the next `kioku batch` builds it (search is exact now)"
 
 
 def _replica_line(status: dict[str, Any]) -> str:

@@ -608,7 +608,7 @@ class SqliteStore(TransactionsPart, KindsPart, ConsolidationPart, KeysPart):
 
     def check_integrity(self) -> IntegrityReport:
         from kioku.adapters.store.sqlite import maintenance
-        from kioku.adapters.store.sqlite.vector_file import damaged_files
+        from kioku.adapters.store.sqlite.vector_file import damaged_files, graph_bytes
 
         with self._lock:
             report = maintenance.integrity_report(self._connection(), self._path)
@@ -619,6 +619,7 @@ class SqliteStore(TransactionsPart, KindsPart, ConsolidationPart, KeysPart):
                 problems = [f"{exc.message}; fix: {exc.hint}" if exc.hint else exc.message]
                 details = {}
             problems = [*problems, *damaged_files(self._path)]
+        details["vector_graph_bytes"] = graph_bytes(self._path)
         return replace(
             report,
             ok=report.ok and not problems,

@@ -98,6 +98,15 @@ _STALE_TEMP_SECONDS: Final = 600.0
 MIN_TAIL_ROWS: Final = 256
 
 
+def graph_bytes(db_path: Path) -> int:
+    """The size of the HNSW graph files (:mod:`.vector_ann`) beside the database's vector
+    cache, for ``kioku doctor``: 0 when there is none."""
+    directory = cache_dir(db_path)
+    if directory is None or not directory.is_dir():
+        return 0
+    return sum(entry.stat().st_size for entry in directory.glob("*.ann") if entry.is_file())
+
+
 def damaged_files(db_path: Path) -> list[str]:
     """Problems with the cache files of the database at ``db_path``, for ``kioku check``: a
     file of the current format whose matrices do not match their checksums (searches check
