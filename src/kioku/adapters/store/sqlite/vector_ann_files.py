@@ -36,7 +36,7 @@ import sys
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Final, Protocol
+from typing import Final, Protocol
 
 import numpy as np
 
@@ -51,6 +51,12 @@ from kioku.adapters.store.sqlite.vector_ann import (
     Rows,
 )
 from kioku.adapters.store.sqlite.vector_ann_follow import follow
+from kioku.adapters.store.sqlite.vector_layout import (
+    CRC_BYTES,
+    LENGTH_BYTES,
+    framed_header,
+    header_size,
+)
 from kioku.adapters.store.sqlite.vector_version import changes_since
 from kioku.adapters.store.sqlite.vectors import ModelVectors
 
@@ -67,9 +73,6 @@ __all__ = [
 
 _MAGIC: Final = b"KIOKUANN"
 _FORMAT: Final = 1
-_LENGTH_BYTES: Final = 8
-_CRC_BYTES: Final = 4
-_MAX_HEADER: Final = 1 << 24
 _READ_CHUNK: Final = 1 << 23
 #: Log entries read to see whether a deletion came between two versions (more: assume so).
 _ERASE_CHECK: Final = 100_000
@@ -235,7 +238,7 @@ def _write_map(
     extra_crcs = [_vector_crc(saved, int(row)) for row in extra_rows]
     parts = [
         _MAGIC,
-        len(header).to_bytes(_LENGTH_BYTES, "little"),
+        len(header).to_bytes(LENGTH_BYTES, "little"),
         header,
         np.ascontiguousarray(slots[: origin[1]], dtype="<i8").tobytes(),
         np.ascontiguousarray(slots[extra_rows], dtype="<i8").tobytes(),
@@ -245,7 +248,7 @@ def _write_map(
     check = 0
     for part in parts:
         check = zlib.crc32(part, check)
-    parts.append(check.to_bytes(_CRC_BYTES, "little"))
+    parts.append(check.to_bytes(CRC_BYTES, "little"))
     temp = _temp(base.with_suffix(MAP_SUFFIX))
     fd = os.open(temp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, OWNER_ONLY_FILE)
     try:
@@ -275,16 +278,7 @@ def read_map(base: Path, vectors: ModelVectors, origin: tuple[int, int]) -> MapI
     """The map saved beside the cache file ``vectors`` grew from (``origin`` names it), tied
     to ``vectors``, or None when it was saved for another file; ValueError when damaged."""
     data = base.with_suffix(MAP_SUFFIX).read_bytes()
-    if len(data) < len(_MAGIC) + _LENGTH_BYTES + _CRC_BYTES or not data.startswith(_MAGIC):
-        raise ValueError("not a kioku graph map")
-    if zlib.crc32(data[:-_CRC_BYTES]) != int.from_bytes(data[-_CRC_BYTES:], "little"):
-        raise ValueError("checksum mismatch")
-    at = len(_MAGIC) + _LENGTH_BYTES
-    length = int.from_bytes(data[len(_MAGIC) : at], "little")
-    if length > _MAX_HEADER:
-        raise ValueError("a header that does not fit")
-    header: dict[str, Any] = json.loads(data[at : at + length])
-    at += length
+    header, at = framed_header(data, _MAGIC, "graph map")
     if (
         not isinstance(header, dict)
         or header.get("format") != _FORMAT
@@ -297,7 +291,7 @@ def read_map(base: Path, vectors: ModelVectors, origin: tuple[int, int]) -> MapI
     if header.get("origin") != list(origin):
         return None  # saved for another cache file
     slots, extra, id_len, crc, size = (
-        _size(header, key) for key in ("slots", "extra", "ids", "graph_crc32", "graph_bytes")
+        header_size(header, key) for key in ("slots", "extra", "ids", "graph_crc32", "graph_bytes")
     )
     file_n = origin[1]
     if vectors.size < file_n:
@@ -308,7 +302,7 @@ def read_map(base: Path, vectors: ModelVectors, origin: tuple[int, int]) -> MapI
     at += 8 * extra
     extra_crcs = np.frombuffer(data, "<u4", extra, at)
     at += 4 * extra
-    if at + id_len + _CRC_BYTES != len(data):
+    if at + id_len + CRC_BYTES != len(data):
         raise ValueError("sizes that do not match the file")
     ids = data[at : at + id_len].decode("utf-8").split("\x00") if extra else []
     if len(ids) != extra:
@@ -356,10 +350,3 @@ def open_graph(info: MapInfo, vectors: ModelVectors, since: int) -> Graph:
 def _identity(path: Path) -> tuple[int, int, int, int]:
     stat = path.stat()
     return stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns
-
-
-def _size(header: dict[str, Any], key: str) -> int:
-    value = header.get(key)
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ValueError(f"{key} is {value!r}")
-    return value

@@ -37,7 +37,16 @@ from typing import Any, Final
 
 from kioku.digests import blake2b
 
-__all__ = ["FORMAT_VERSION", "QUANTISED_MAX_ROWS", "SUFFIX", "Layout", "cache_dir", "file_name"]
+__all__ = [
+    "FORMAT_VERSION",
+    "QUANTISED_MAX_ROWS",
+    "SUFFIX",
+    "Layout",
+    "cache_dir",
+    "file_name",
+    "framed_header",
+    "header_size",
+]
 
 #: Bumped whenever the layout changes; files of another format are rebuilt.
 FORMAT_VERSION: Final = 3
@@ -185,3 +194,26 @@ def file_version(path: Path) -> int | None:
         return None
     value = header.get("version")
     return value if isinstance(value, int) else None
+
+
+def framed_header(data: bytes, magic: bytes, what: str) -> tuple[Any, int]:
+    """The decoded JSON header of a file framed as ``magic``, the header's length, the header,
+    the body and a CRC-32 of all before it (the tail and graph-map files), and where the body
+    starts; ValueError when the frame is not whole (``what`` names the file kind)."""
+    if len(data) < len(magic) + LENGTH_BYTES + CRC_BYTES or not data.startswith(magic):
+        raise ValueError(f"not a kioku {what}")
+    if zlib.crc32(data[:-CRC_BYTES]) != int.from_bytes(data[-CRC_BYTES:], "little"):
+        raise ValueError("checksum mismatch")
+    at = len(magic) + LENGTH_BYTES
+    length = int.from_bytes(data[len(magic) : at], "little")
+    if length > MAX_HEADER:
+        raise ValueError("a header that does not fit")
+    return json.loads(data[at : at + length]), at + length
+
+
+def header_size(header: dict[str, Any], key: str) -> int:
+    """A count or size the header gives under ``key``: a non-negative int, else ValueError."""
+    value = header.get(key)
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"{key} is {value!r}")
+    return value

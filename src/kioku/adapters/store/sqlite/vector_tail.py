@@ -31,11 +31,17 @@ import sys
 import zlib
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import numpy as np
 
-from kioku.adapters.store.sqlite.vector_layout import CRC_BYTES, LENGTH_BYTES, SEPARATOR
+from kioku.adapters.store.sqlite.vector_layout import (
+    CRC_BYTES,
+    LENGTH_BYTES,
+    SEPARATOR,
+    framed_header,
+    header_size,
+)
 from kioku.adapters.store.sqlite.vectors import IdColumn, ModelVectors
 
 __all__ = ["TAIL_SUFFIX", "TailPlan", "apply_tail", "check_tail", "encode_tail", "plan_tail"]
@@ -43,7 +49,6 @@ __all__ = ["TAIL_SUFFIX", "TailPlan", "apply_tail", "check_tail", "encode_tail",
 TAIL_SUFFIX: Final = ".tail"
 _MAGIC: Final = b"KIOKUTAL"
 _FORMAT: Final = 1
-_MAX_HEADER: Final = 1 << 24
 
 
 class TailPlan:
@@ -144,21 +149,12 @@ class _Tail:
     __slots__ = ("archived", "codes", "dead", "header", "ids", "vectors")
 
     def __init__(self, data: bytes) -> None:
-        if len(data) < len(_MAGIC) + LENGTH_BYTES + CRC_BYTES or not data.startswith(_MAGIC):
-            raise ValueError("not a kioku vector tail file")
-        if zlib.crc32(data[:-CRC_BYTES]) != int.from_bytes(data[-CRC_BYTES:], "little"):
-            raise ValueError("checksum mismatch")
-        head_end = len(_MAGIC) + LENGTH_BYTES
-        length = int.from_bytes(data[len(_MAGIC) : head_end], "little")
-        if length > _MAX_HEADER:
-            raise ValueError("a header that does not fit")
-        header: dict[str, Any] = json.loads(data[head_end : head_end + length])
+        header, at = framed_header(data, _MAGIC, "vector tail file")
         if not isinstance(header, dict) or header.get("format") != _FORMAT:
             raise ValueError("another tail format")
         n, dead, id_bytes, dim, _ = (
-            _size(header, key) for key in ("n", "dead", "ids", "dim", "base_n")
+            header_size(header, key) for key in ("n", "dead", "ids", "dim", "base_n")
         )
-        at = head_end + length
         at += -at % 8
         self.dead = np.frombuffer(data, np.uint32, dead, at)
         at += 4 * dead
@@ -183,13 +179,6 @@ class _Tail:
         if n and not 0 <= int(self.codes.min()) <= int(self.codes.max()) < len(scopes):
             raise ValueError("scope codes out of range")
         self.header = header
-
-
-def _size(header: dict[str, Any], key: str) -> int:
-    value = header.get(key)
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise ValueError(f"{key} is {value!r}")
-    return value
 
 
 def check_tail(path: Path) -> None:
