@@ -244,11 +244,15 @@ def run_recall(
 
     from kioku.adapters.text.lexical import entity_terms, query_terms
 
-    def vector_matches() -> list[tuple[str, float]]:
+    def embedded() -> list[float] | None:
+        """The query's vector; None when vector search plays no part."""
         if embedder is None or weights.vector <= 0:
-            return []
+            return None
         vector = query_vector(embedder, text)
-        if not any(vector):
+        return vector if any(vector) else None
+
+    def vector_matches(vector: list[float] | None) -> list[tuple[str, float]]:
+        if vector is None or embedder is None:
             return []
         return store.vector_search(embedder.model_id, vector, flt, weights.candidates)
 
@@ -264,7 +268,7 @@ def run_recall(
                 names = entity_terms(text)
                 if names and not store.known_terms(names, flt):
                     return RecallResult(query, (), "", floor, tuple(names))
-            ahead = Ahead(vector_matches) if parallel else None
+            ahead = Ahead(lambda: vector_matches(embedded())) if parallel else None
             terms = query_terms(text)
             lexical: dict[str, float] = {}
             if weights.lexical > 0 and terms:
@@ -273,16 +277,15 @@ def run_recall(
         if ahead is not None:
             ahead.wait()
         raise
-    similar: dict[str, float] = {}
     vector = None
     if ahead is not None:
         # Collected before the next snapshot is opened: no connection is held meanwhile.
         similar = dict(ahead.result())
-    elif embedder is not None and weights.vector > 0:
-        vector = query_vector(embedder, text)
+    else:
+        vector = embedded()  # outside the snapshot: an embedder may be a remote service
     with store.reading():
-        if embedder is not None and vector is not None and any(vector):
-            similar = dict(store.vector_search(embedder.model_id, vector, flt, weights.candidates))
+        if ahead is None:
+            similar = dict(vector_matches(vector))
         found = {f.id: f for f in store.scoring_fields(sorted(lexical.keys() | similar.keys()))}
         held: dict[str, frozenset[str]] = {}
         days = named_days(text, now)
