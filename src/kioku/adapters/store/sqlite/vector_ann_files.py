@@ -30,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 import sqlite3
 import sys
 import zlib
@@ -51,6 +50,7 @@ from kioku.adapters.store.sqlite.vector_ann import (
     Rows,
 )
 from kioku.adapters.store.sqlite.vector_ann_follow import follow
+from kioku.adapters.store.sqlite.vector_file import temp_path, write_synced
 from kioku.adapters.store.sqlite.vector_layout import (
     CRC_BYTES,
     LENGTH_BYTES,
@@ -128,10 +128,6 @@ def _vector_crc(vectors: ModelVectors, row: int) -> int:
     return zlib.crc32(np.ascontiguousarray(vectors.columns[:, row], dtype="<f4").tobytes())
 
 
-def _temp(path: Path) -> Path:
-    return path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-
-
 @dataclass
 class Prepared:
     """Graph files written and synced under temporary names, not yet in place."""
@@ -181,7 +177,7 @@ def prepare(base: Path, graph: Graph, files: SavedVectors, on_disk: bool) -> Pre
     graph_temp = None
     try:
         if graph.checksum is None or not on_disk:
-            graph_temp = _temp(base.with_suffix(GRAPH_SUFFIX))
+            graph_temp = temp_path(base.with_suffix(GRAPH_SUFFIX))
             graph.index.save(str(graph_temp))
             os.chmod(graph_temp, OWNER_ONLY_FILE)
             with open(graph_temp, "rb+") as file:
@@ -249,19 +245,7 @@ def _write_map(
     for part in parts:
         check = zlib.crc32(part, check)
     parts.append(check.to_bytes(CRC_BYTES, "little"))
-    temp = _temp(base.with_suffix(MAP_SUFFIX))
-    fd = os.open(temp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, OWNER_ONLY_FILE)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            for part in parts:
-                file.write(part)
-            file.flush()
-            os.fsync(file.fileno())
-    except BaseException:
-        with contextlib.suppress(OSError):
-            temp.unlink()
-        raise
-    return temp
+    return write_synced(base.with_suffix(MAP_SUFFIX), parts)
 
 
 @dataclass(frozen=True)

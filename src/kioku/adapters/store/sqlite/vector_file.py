@@ -58,7 +58,7 @@ import numpy as np
 import numpy.typing as npt
 
 from kioku.adapters.store.sqlite.connection import OWNER_ONLY_DIR, OWNER_ONLY_FILE
-from kioku.adapters.store.sqlite.vector_ann import ANN_SUFFIXES
+from kioku.adapters.store.sqlite.vector_ann import ANN_SUFFIXES, GRAPH_SUFFIX
 from kioku.adapters.store.sqlite.vector_layout import (
     ALIGN,
     CRC_BYTES,
@@ -104,7 +104,9 @@ def graph_bytes(db_path: Path) -> int:
     directory = cache_dir(db_path)
     if directory is None or not directory.is_dir():
         return 0
-    return sum(entry.stat().st_size for entry in directory.glob("*.ann") if entry.is_file())
+    return sum(
+        entry.stat().st_size for entry in directory.glob(f"*{GRAPH_SUFFIX}") if entry.is_file()
+    )
 
 
 def damaged_files(db_path: Path) -> list[str]:
@@ -286,9 +288,7 @@ class VectorFiles:
         except OSError:
             return
         for entry in entries:
-            if entry.name.endswith((SUFFIX, TAIL_SUFFIX, *ANN_SUFFIXES)) or (
-                entry.name.startswith(".") and entry.name.endswith(".tmp")
-            ):
+            if entry.name.endswith((SUFFIX, TAIL_SUFFIX, *ANN_SUFFIXES)) or is_temp(entry):
                 with contextlib.suppress(OSError):
                     entry.unlink()
 
@@ -453,11 +453,23 @@ def _make_dir(directory: Path) -> None:
         directory.mkdir(mode=OWNER_ONLY_DIR, exist_ok=True)
 
 
-def _write_atomically(path: Path, parts: Sequence[bytes | memoryview | _Rows]) -> None:
-    """Write ``parts`` to a temporary file, sync it, and rename it to ``path``."""
+def temp_path(path: Path) -> Path:
+    """A fresh temporary name beside ``path`` (hidden, ``.tmp``: never read as a cache file,
+    removed with the cache files and, once stale, by the next write)."""
     import secrets
 
-    temp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    return path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+
+
+def is_temp(entry: Path) -> bool:
+    """Whether ``entry`` is named as :func:`temp_path` names files."""
+    return entry.name.startswith(".") and entry.name.endswith(".tmp")
+
+
+def write_synced(path: Path, parts: Sequence[bytes | memoryview | _Rows]) -> Path:
+    """Write ``parts`` to a new owner-only temporary file beside ``path`` and sync it; its
+    name is returned for the caller to rename (on failure the file is gone)."""
+    temp = temp_path(path)
     fd = os.open(temp, os.O_CREAT | os.O_EXCL | os.O_WRONLY, OWNER_ONLY_FILE)
     try:
         with os.fdopen(fd, "wb") as file:
@@ -470,6 +482,17 @@ def _write_atomically(path: Path, parts: Sequence[bytes | memoryview | _Rows]) -
                     file.write(part)
             file.flush()
             os.fsync(file.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            temp.unlink()
+        raise
+    return temp
+
+
+def _write_atomically(path: Path, parts: Sequence[bytes | memoryview | _Rows]) -> None:
+    """Write ``parts`` to a temporary file, sync it, and rename it to ``path``."""
+    temp = write_synced(path, parts)
+    try:
         os.replace(temp, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -481,7 +504,7 @@ def _remove_stale_temps(directory: Path) -> None:
     """Temporary files a writer left when it was killed (they can be large)."""
     cutoff = time.time() - _STALE_TEMP_SECONDS
     for entry in directory.iterdir():
-        if entry.name.startswith(".") and entry.name.endswith(".tmp"):
+        if is_temp(entry):
             with contextlib.suppress(OSError):
                 if entry.stat().st_mtime < cutoff:
                     entry.unlink()
