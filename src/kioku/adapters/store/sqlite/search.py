@@ -287,22 +287,15 @@ def known(
     conn: sqlite3.Connection, terms: Sequence[str], scope: str, params: Sequence[object]
 ) -> frozenset[str]:
     """Which of ``terms`` a memory within ``scope`` (a condition on ``memories``) is indexed
-    under. A term no memory holds is answered by the vocabulary, without a search."""
+    under: one MATCH a term, stopped at its first match in scope. (The vocabulary is not
+    asked first: its row for a term counts the term's whole posting list, about a
+    millisecond for a common term in a million memories, while a MATCH that finds nothing
+    costs as little.)"""
     unique = list(dict.fromkeys(t.lower() for t in terms if t.strip()))[:_MAX_TERMS]
-    if not unique:
-        return frozenset()
-    conn.execute(_VOCAB)
-    found: set[str] = set()
-    for term in unique:
-        held = conn.execute(
-            "SELECT 1 FROM temp.memories_fts_vocab WHERE term = ?", (term,)
-        ).fetchone()
-        if held is None and _ONE_TOKEN.fullmatch(term):
-            continue
-        sql = _KNOWN.format(scope=scope)
-        if conn.execute(sql, (_quote(term), *params)).fetchone() is not None:
-            found.add(term)
-    return frozenset(found)
+    sql = _KNOWN.format(scope=scope)
+    return frozenset(
+        term for term in unique if conn.execute(sql, (_quote(term), *params)).fetchone() is not None
+    )
 
 
 #: Memories whose slots one query of :func:`indexed_terms` reads.
