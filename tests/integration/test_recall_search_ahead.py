@@ -1,8 +1,9 @@
 """A recall's vector search on its own thread beside the lexical search (``Store.parallel_search``).
 
-On PostgreSQL the vector search of a recall runs on a second pooled connection while the
-lexical search runs on the first; on SQLite, or with ``[store] parallel_search`` off, both run
-in line (which store allows it: tests/contract/test_store_parallel_search.py). These tests pin
+The vector search of a recall runs on a thread of its own while the lexical search runs on the
+caller's: on PostgreSQL through a second pooled connection, on SQLite through the store's
+second connection while the caller holds the lock. With ``[store] parallel_search`` off both
+run in line (when a store allows it: tests/contract/test_store_parallel_search.py). These tests pin
 what that must not change: the same recall as in line, a pool of one connection still serves
 it, a recall inside the caller's own snapshot or transaction runs in line (its thread could
 never get a connection, nor see that transaction), and an error on the thread reaches the
@@ -83,13 +84,28 @@ def pg_store(postgres_url: str, tmp_path: Path) -> Iterator[Store]:  # noqa: F81
         admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
-def test_a_recall_with_its_vector_search_ahead_is_the_recall_in_line(pg_store: Store) -> None:
-    kioku = _fill(pg_store)
-    in_line = Kioku(pg_store, _in_line())
-    for query in QUERIES:
-        ahead = _seen(kioku, query)
-        assert ahead, query
-        assert ahead == _seen(in_line, query), query
+def _store(adapter: str, tmp_path: Path, request: pytest.FixtureRequest) -> Store:
+    if adapter == "postgres":
+        store: Store = request.getfixturevalue("pg_store")
+        return store
+    return open_store(adapter, tmp_path)
+
+
+@pytest.mark.parametrize("adapter", ADAPTERS)
+def test_a_recall_with_its_vector_search_ahead_is_the_recall_in_line(
+    adapter: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    store = _store(adapter, tmp_path, request)
+    try:
+        kioku = _fill(store)
+        in_line = Kioku(store, _in_line())
+        for query in QUERIES:
+            ahead = _seen(kioku, query)
+            assert ahead, query
+            assert ahead == _seen(in_line, query), query
+    finally:
+        if adapter == "sqlite":
+            store.close()
 
 
 class Recording:
@@ -115,10 +131,7 @@ class Recording:
 def test_the_vector_search_runs_on_its_own_thread_where_the_store_allows(
     adapter: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:
-    if adapter == "postgres":
-        store = request.getfixturevalue("pg_store")
-    else:
-        store = open_store(adapter, tmp_path)
+    store = _store(adapter, tmp_path, request)
     try:
         _fill(store)
         recording = Recording(store)
@@ -127,7 +140,7 @@ def test_the_vector_search_runs_on_its_own_thread_where_the_store_allows(
         caller = {threading.get_ident()}
         assert recording.threads["lexical"] == caller
         assert len(recording.threads["vector"]) == 1
-        assert (recording.threads["vector"] == caller) is (adapter == "sqlite")
+        assert recording.threads["vector"] != caller
         # [store] parallel_search = false: in line on every store.
         in_line = Recording(store)
         assert Kioku(in_line, _in_line()).recall("Tama the cat", mark=False).items  # type: ignore[arg-type]
@@ -137,13 +150,28 @@ def test_the_vector_search_runs_on_its_own_thread_where_the_store_allows(
             store.close()
 
 
-def test_a_recall_inside_the_callers_snapshot_runs_in_line(pg_store: Store) -> None:
-    kioku = _fill(pg_store)
-    expected = _seen(kioku, "Hana wedding speech")
-    # The pool has one connection and this snapshot holds it: a search on another thread
-    # would wait for it until the pool gives up.
-    with pg_store.reading():
-        assert _seen(kioku, "Hana wedding speech") == expected
+@pytest.mark.parametrize("adapter", ADAPTERS)
+def test_a_recall_inside_the_callers_snapshot_runs_in_line(
+    adapter: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    store = _store(adapter, tmp_path, request)
+    try:
+        kioku = _fill(store)
+        expected = _seen(kioku, "Hana wedding speech")
+        # On PostgreSQL the pool has one connection and this snapshot holds it: a search on
+        # another thread would wait for it until the pool gives up.
+        with store.reading():
+            recording = Recording(store)
+            seen = Kioku(recording).recall(  # type: ignore[arg-type]
+                "Hana wedding speech", mark=False, at=datetime(2025, 3, 20, 10, tzinfo=JST)
+            )
+            assert recording.threads["vector"] == {threading.get_ident()}
+        assert [(i.memory.id, round(i.final, 12)) for i in seen.items] == [
+            (memory_id, final) for memory_id, final, _ in expected
+        ]
+    finally:
+        if adapter == "sqlite":
+            store.close()
 
 
 def test_an_error_on_the_search_thread_reaches_the_caller() -> None:

@@ -288,8 +288,9 @@ class StoreConfig(Record):
     #: The candidate list of a search walk; 0 chooses it from the table's size and the
     #: index's ``m`` (docs/postgres.md).
     hnsw_ef_search: int = 0
-    #: PostgreSQL only: a recall's vector search runs on a second pooled connection beside
-    #: its lexical search (docs/postgres.md); false runs them one after the other.
+    #: A recall's vector search runs on a thread and connection of its own beside its lexical
+    #: search (PostgreSQL: a second pooled connection, docs/postgres.md; SQLite: the store's
+    #: second connection); false runs them one after the other.
     parallel_search: bool = True
 
 

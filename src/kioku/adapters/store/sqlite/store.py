@@ -47,7 +47,7 @@ from kioku.adapters.store.sqlite.session_windows import read_windows
 from kioku.adapters.store.sqlite.store_consolidation import ConsolidationPart
 from kioku.adapters.store.sqlite.store_keys import KeysPart
 from kioku.adapters.store.sqlite.store_kinds import KindsPart, search_scope
-from kioku.adapters.store.sqlite.transactions import TransactionsPart
+from kioku.adapters.store.sqlite.transactions import ThreadState, TransactionsPart
 from kioku.adapters.store.sqlite.vector_layout import cache_dir, file_name
 from kioku.adapters.store.sqlite.vector_version import embedding_models, read_version
 from kioku.core.model import Memory
@@ -105,6 +105,9 @@ class SqliteStore(TransactionsPart, KindsPart, ConsolidationPart, KeysPart):
         self._anns: AnnIndexes | None = None
         self._lock = threading.RLock()
         self._depth = 0
+        self._local = ThreadState()
+        self._side_conn: sqlite3.Connection | None = None
+        self._side_lock = threading.RLock()
         #: This transaction's inserts with vectors, to carry the caches over (None: undone).
         self._pending: list[VectorDelta] | None = []
         # model -> the vectors of that model (None: it has none) as of a vectors_version.
@@ -155,6 +158,7 @@ class SqliteStore(TransactionsPart, KindsPart, ConsolidationPart, KeysPart):
                 self._vectors.clear()
                 with suppress(sqlite3.Error):
                     conn.close()
+        self._close_side()
 
     def __enter__(self) -> SqliteStore:
         return self
@@ -409,6 +413,9 @@ class SqliteStore(TransactionsPart, KindsPart, ConsolidationPart, KeysPart):
     ) -> builtins.list[tuple[str, float]]:
         check_page(limit, 0)
         persist = False
+        # On the second connection (see _beside) no transaction of this store's is open.
+        side = self._local.side
+        depth = 0 if side else self._depth
         with self._reading() as conn:
             version = read_version(conn)
             cached = self._vectors.get(model)
@@ -439,16 +446,16 @@ class SqliteStore(TransactionsPart, KindsPart, ConsolidationPart, KeysPart):
                 write = came == "sqlite" or (came == "log" and (save or cached is None))
                 cached = (version, fresh)
                 # Inside atomic() the snapshot may yet roll back: use it, never keep it.
-                if self._depth == 0 and version >= 0:
+                if depth == 0 and version >= 0:
                     self._vectors[model] = cached
                     persist = write
             elif save and cached[1] is not None and cached[1].loaded_from in ("delta", "log"):
                 # Carried over writes: only written when asked (see .vector_delta, .vector_log).
-                persist = self._depth == 0
+                persist = depth == 0
         # The matrix is never changed once built: write it and multiply outside the lock.
         if cached[1] is None:
             return []
-        if persist and self._snapshot:
+        if persist and self._snapshot and not side:
             self._deferred = (cached[0], cached[1])
         elif persist:
             self._persist((cached[0], cached[1]))

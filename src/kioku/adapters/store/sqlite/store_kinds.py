@@ -67,7 +67,17 @@ class KindsPart:
     ) -> builtins.list[tuple[str, float]]:
         raise NotImplementedError
 
+    def _beside(self) -> AbstractContextManager[bool]:
+        raise NotImplementedError
+
     def vector_search(
+        self, model: str, query: Sequence[float], flt: MemoryFilter, limit: int
+    ) -> builtins.list[tuple[str, float]]:
+        # Beside another thread's reads or writes when it holds the lock (see .transactions).
+        with self._beside():
+            return self._kinds_vector_search(model, query, flt, limit)
+
+    def _kinds_vector_search(
         self, model: str, query: Sequence[float], flt: MemoryFilter, limit: int
     ) -> builtins.list[tuple[str, float]]:
         wanted = _wanted_kinds(flt)

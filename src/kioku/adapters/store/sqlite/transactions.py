@@ -6,6 +6,11 @@ and commits at the end or rolls back on an exception; inner levels are savepoint
 exception that leaves an inner level undoes only that level. A read outside any transaction
 runs in a snapshot of its own (``BEGIN`` ... ``ROLLBACK``).
 
+A vector search that finds the lock held by another thread does not wait for it: it reads
+through a second connection, opened when first needed, in a snapshot of its own
+(:meth:`TransactionsPart._beside`). So a recall's vector search can run on its own thread while
+the recall's lexical search holds the lock (:attr:`TransactionsPart.parallel_search`).
+
 The contexts are small classes rather than generator-based context managers, which cost more
 to enter and leave: every remembered turn goes through several of them.
 """
@@ -13,13 +18,14 @@ to enter and leave: every remembered turn goes through several of them.
 from __future__ import annotations
 
 import sqlite3
+import sys
 import threading
 from contextlib import suppress
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Final
 
-from kioku.adapters.store.sqlite.connection import not_utf8, translate, translating
+from kioku.adapters.store.sqlite.connection import connect, not_utf8, translate, translating
 from kioku.adapters.store.sqlite.vector_version import read_version
 from kioku.errors import StoreError
 
@@ -27,9 +33,18 @@ if TYPE_CHECKING:
     from kioku.adapters.store.sqlite import vectors
     from kioku.adapters.store.sqlite.writes import VectorDelta
 
-__all__ = ["TransactionsPart"]
+__all__ = ["ThreadState", "TransactionsPart"]
 
 _BEGIN: Final = "BEGIN IMMEDIATE"
+
+
+class ThreadState(threading.local):
+    """What one thread is doing with the store."""
+
+    #: Levels of ``atomic()`` and ``reading()`` this thread is inside.
+    held: int = 0
+    #: This thread's reads go through the second connection (inside :meth:`_beside`).
+    side: bool = False
 
 
 def _translated(exc: BaseException | None, path: Path) -> Exception | None:
@@ -69,6 +84,7 @@ class _Atomic:
         if depth == 0:
             store._pending = []
         store._depth = depth + 1
+        store._local.held += 1
         self._conn, self._depth, self._savepoint = conn, depth, savepoint
         return conn
 
@@ -81,6 +97,7 @@ class _Atomic:
         store = self._store
         try:
             store._depth = self._depth
+            store._local.held -= 1
             if exc is None:
                 store._finish(self._conn, self._depth, self._savepoint)
             else:
@@ -153,6 +170,78 @@ class _Reading:
             raise error from (None if isinstance(exc, UnicodeEncodeError) else exc)
 
 
+class _SideReading:
+    """A snapshot on the second connection (see :meth:`TransactionsPart._beside`)."""
+
+    __slots__ = ("_began", "_conn", "_store")
+
+    def __init__(self, store: TransactionsPart) -> None:
+        self._store = store
+
+    def __enter__(self) -> sqlite3.Connection:
+        store = self._store
+        store._side_lock.acquire()
+        try:
+            conn = store._side_connection()
+            began = not conn.in_transaction
+            if began:
+                conn.execute("BEGIN")
+        except sqlite3.Error as exc:
+            store._side_lock.release()
+            raise translate(exc, store._path) from exc
+        except BaseException:
+            store._side_lock.release()
+            raise
+        self._conn, self._began = conn, began
+        return conn
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        try:
+            if self._began:
+                with suppress(sqlite3.Error):
+                    self._conn.execute("ROLLBACK")
+        finally:
+            self._store._side_lock.release()
+        error = _translated(exc, self._store._path)
+        if error is not None:
+            raise error from (None if isinstance(exc, UnicodeEncodeError) else exc)
+
+
+class _Beside:
+    """:meth:`TransactionsPart._beside`."""
+
+    __slots__ = ("_set", "_store")
+
+    def __init__(self, store: TransactionsPart) -> None:
+        self._store = store
+
+    def __enter__(self) -> bool:
+        store = self._store
+        local = store._local
+        self._set = False
+        if local.side:
+            return True
+        if store._lock.acquire(blocking=False):  # free, or held by this thread
+            store._lock.release()
+            return False
+        local.side = self._set = True
+        return True
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if self._set:
+            self._store._local.side = False
+
+
 class _Snapshot:
     """``reading()``: one snapshot for every read inside; a vector cache file a search inside
     has to write is written when it ends, outside any transaction."""
@@ -177,6 +266,7 @@ class _Snapshot:
         except BaseException:
             store._lock.release()
             raise
+        store._local.held += 1
 
     def __exit__(
         self,
@@ -185,6 +275,7 @@ class _Snapshot:
         tb: TracebackType | None,
     ) -> None:
         store = self._store
+        store._local.held -= 1
         try:
             try:
                 self._reading.__exit__(exc_type, exc, tb)
@@ -202,8 +293,13 @@ class TransactionsPart:
     """Transactions of :class:`.store.SqliteStore` (whose ``__init__`` sets these fields)."""
 
     _path: Path
+    _busy_timeout_ms: int
     _lock: threading.RLock
     _depth: int
+    _local: ThreadState
+    #: The second connection (None until a search needs it) and its lock.
+    _side_conn: sqlite3.Connection | None
+    _side_lock: threading.RLock
     #: This transaction's inserts with vectors, to carry the caches over (None: undone).
     _pending: list[VectorDelta] | None
     # model -> the vectors of that model (None: it has none) as of a vectors_version.
@@ -221,6 +317,28 @@ class TransactionsPart:
         if self._conn is None:
             raise StoreError(f"the store {self._path} is closed", hint="open it again")
         return self._conn
+
+    def _side_connection(self) -> sqlite3.Connection:
+        """The second connection, opened on first use (under ``_side_lock``)."""
+        if self._conn is None:
+            raise StoreError(f"the store {self._path} is closed", hint="open it again")
+        if self._side_conn is None:
+            self._side_conn = connect(self._path, self._busy_timeout_ms)
+        return self._side_conn
+
+    def _close_side(self) -> None:
+        with self._side_lock:
+            conn, self._side_conn = self._side_conn, None
+            if conn is not None:
+                with suppress(sqlite3.Error):
+                    conn.close()
+
+    def _beside(self) -> _Beside:
+        """Inside, this thread's reads (``_reading()``) go through the second connection when
+        another thread holds the store's lock, instead of waiting for it; the context's value
+        says whether they do. Such reads see the last commit, never a transaction still open
+        on the other thread, and take no write lock."""
+        return _Beside(self)
 
     def atomic(self, *, durable: bool = True) -> _Atomic:
         """One transaction for everything inside; re-entrant.
@@ -274,15 +392,19 @@ class TransactionsPart:
 
     @property
     def parallel_search(self) -> bool:
-        """Never: the store's one connection serves one thread at a time, so a search on
-        another thread would only wait for this one's reads."""
-        return False
+        """Outside this thread's ``atomic()`` and ``reading()``, once numpy is loaded: a
+        vector search started on another thread then reads through the second connection
+        while this thread holds the lock (see :meth:`_beside`). Inside them it would not see
+        this thread's snapshot or uncommitted writes; without numpy (a hook's fresh process)
+        the search is pure Python (.vector_lite), which holds the GIL, so a thread would
+        only add its start and a second connection."""
+        return self._local.held == 0 and "numpy" in sys.modules
 
     def reading(self) -> _Snapshot:
         """One snapshot for every read inside (see :meth:`_reading`); a vector cache file a
         search inside has to write is written when it ends, outside any transaction."""
         return _Snapshot(self)
 
-    def _reading(self) -> _Reading:
+    def _reading(self) -> _Reading | _SideReading:
         """A consistent snapshot for multi-query reads; takes no write lock."""
-        return _Reading(self)
+        return _SideReading(self) if self._local.side else _Reading(self)
