@@ -84,10 +84,13 @@ def _search(
     return vectors.top_matches(cache, query, *flt, limit)
 
 
-@pytest.fixture(params=["dense", "sparse"])
+@pytest.fixture(params=["dense", "sparse", "split"])
 def screening(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Force one screening path; small blocks so the sparse one crosses many of them."""
+    """Force one screening path; small blocks so the sparse one crosses many of them. "split":
+    the sparse one shared with the helper thread whatever its size (on a single CPU there is
+    no helper, and it is the sparse one)."""
     monkeypatch.setattr(vector_scan, "SPARSE_SHARE", 0.0 if request.param == "dense" else 1.0)
+    monkeypatch.setattr(vector_scan, "SPLIT_FROM", 1 if request.param == "split" else 1 << 62)
     monkeypatch.setattr(vector_scan, "_BLOCK_BYTES", 4096)
     monkeypatch.setattr(vector_scan, "_MIN_BLOCK", 7)
     # And the k-th best screening score found through a sample (see test_kth_best_*).
@@ -125,6 +128,63 @@ def test_both_screenings_give_identical_results(monkeypatch: pytest.MonkeyPatch)
             monkeypatch.setattr(vector_scan, "SPARSE_SHARE", share)
             results.append([_search(cache, query, flt, 25) for flt in FILTERS])
         assert results[0] == results[1]
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(1, 3000),
+    nonzero=st.integers(1, 32),
+    block_bytes=st.sampled_from([64, 4096, 1 << 19]),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_a_split_screening_is_the_sparse_one_bit_for_bit(
+    n: int, nonzero: int, block_bytes: int, seed: int
+) -> None:
+    rng = np.random.default_rng(seed)
+    columns = np.ascontiguousarray(rng.standard_normal((32, n)).astype(np.float32))
+    unit = np.zeros(32, dtype=np.float32)
+    unit[rng.choice(32, nonzero, replace=False)] = rng.standard_normal(nonzero)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(vector_scan, "SPARSE_SHARE", 1.0)
+        patch.setattr(vector_scan, "_BLOCK_BYTES", block_bytes)
+        patch.setattr(vector_scan, "_MIN_BLOCK", 7)
+        patch.setattr(vector_scan, "SPLIT_FROM", 1 << 62)
+        whole = vector_scan.screen(columns, unit)
+        patch.setattr(vector_scan, "SPLIT_FROM", 1)
+        split = vector_scan.screen(columns, unit)
+    assert split.tobytes() == whole.tobytes()
+    reference = unit.astype(np.float64) @ columns.astype(np.float64)
+    assert np.max(np.abs(split - reference)) <= vector_scan.error_bound(32) * max(
+        1.0, float(np.abs(unit).sum() * np.abs(columns).max())
+    )
+
+
+def test_a_large_sparse_screening_is_shared_with_the_helper_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import os
+    import threading
+
+    if len(os.sched_getaffinity(0)) < 2:
+        pytest.skip("one CPU: there is no helper thread")
+    monkeypatch.setattr(vector_scan, "SPARSE_SHARE", 1.0)
+    monkeypatch.setattr(vector_scan, "_MIN_BLOCK", 7)
+    monkeypatch.setattr(vector_scan, "_BLOCK_BYTES", 256)
+    monkeypatch.setattr(vector_scan, "SPLIT_FROM", 1)
+    columns = np.ones((8, 1000), dtype=np.float32)
+    unit = np.zeros(8, dtype=np.float32)
+    unit[[1, 5]] = 0.5
+    seen: set[str] = set()
+    real_dot = np.dot
+
+    def noting_dot(*args: object) -> object:
+        seen.add(threading.current_thread().name)
+        return real_dot(*args)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(np, "dot", noting_dot)
+    assert vector_scan.screen(columns, unit).tolist() == [1.0] * 1000
+    assert threading.current_thread().name in seen
+    assert any(name.startswith("kioku-screen") for name in seen)
 
 
 def test_ties_are_broken_by_id_whatever_the_load_order(screening: str) -> None:
