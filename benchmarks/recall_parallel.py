@@ -3,11 +3,14 @@
 
     python benchmarks/recall_parallel.py --store-url postgresql://... --schema NAME
         [--queries 100] [--long] [--rounds 2] [--json]
+    python benchmarks/recall_parallel.py --home DIR [--ann] [--queries 100] [--long] ...
 
 The PostgreSQL schema ``--schema`` must hold a filled store: the ones ``recall_scale.py
 --store-url ... --store DIR`` keeps (``recall_scale_n<size>_s<seed>``) are what this was made
-for. One process opens it twice over the same connection pool: as it is, where a recall's
-vector search runs on its own thread and connection while the lexical search runs
+for. ``--home`` names a SQLite store's directory instead (``recall_scale.py --store DIR``
+keeps them as ``DIR/n<size>-s<seed>``), searched exactly, or with ``--ann`` through its HNSW
+graph (made first if it has none). One process opens the store once: as it is, where a
+recall's vector search runs on its own thread and connection while the lexical search runs
 (``Store.parallel_search``), and with ``[store] parallel_search`` off, where the same recall
 runs both searches one after the other. Each query is recalled both ways,
 the order alternating, without marks (the store's state stays fixed), ``--rounds`` times
@@ -52,20 +55,35 @@ def _series(values: list[float]) -> dict[str, float]:
     }
 
 
-def run(url: str, schema: str, queries: int, long: bool, rounds: int, seed: int) -> dict[str, Any]:
+def run(
+    where: tuple[str, str] | Path,
+    queries: int,
+    long: bool,
+    rounds: int,
+    seed: int,
+    ann: bool = False,
+) -> dict[str, Any]:
+    """``where``: (server URL, schema), or a SQLite store's directory."""
     rng = random.Random(seed + 1)
     sets = {"short": short_queries(rng, queries)}
     if long:
         sets["long"] = long_queries(rng, queries)
     with tempfile.TemporaryDirectory() as tmp:
-        env = {"KIOKU_STORE_URL": url, "KIOKU_STORE__SCHEMA": schema}
-        with Kioku.open(Path(tmp), env=env) as ahead:
+        if isinstance(where, Path):
+            home, name = where, str(where)
+            env = {"KIOKU_RETRIEVAL__ANN_MIN_VECTORS": "1" if ann else "0"}
+        else:
+            home, name = Path(tmp), where[1]
+            env = {"KIOKU_STORE_URL": where[0], "KIOKU_STORE__SCHEMA": where[1]}
+        with Kioku.open(home, env=env) as ahead:
             size = ahead.store.count(MemoryFilter())
             if not size:
                 raise SystemExit(
-                    f"schema {schema} holds no memories: fill it first, e.g. with "
-                    "benchmarks/recall_scale.py --store-url URL --store DIR"
+                    f"{name} holds no memories: fill it first, e.g. with "
+                    "benchmarks/recall_scale.py [--store-url URL] --store DIR"
                 )
+            if ann:
+                ahead.store.save_vector_cache(ahead.embedder.model_id, wait=True)
             if not ahead.store.parallel_search:
                 raise SystemExit("this store runs its searches in line: nothing to compare")
             config = ahead.config
@@ -79,7 +97,7 @@ def run(url: str, schema: str, queries: int, long: bool, rounds: int, seed: int)
             for texts in sets.values():  # the index's pages into the server's buffers
                 for text in texts:
                     ahead.recall(text, mark=False)
-            results: dict[str, Any] = {"schema": schema, "memories": size, "rounds": rounds}
+            results: dict[str, Any] = {"store": name, "memories": size, "rounds": rounds}
             for set_name, texts in sets.items():
                 spent: dict[str, list[float]] = {name: [] for name in kiokus}
                 for r in range(rounds):
@@ -102,8 +120,10 @@ def run(url: str, schema: str, queries: int, long: bool, rounds: int, seed: int)
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--store-url", required=True, help="libpq URL of the server")
-    parser.add_argument("--schema", required=True, help="a schema holding a filled store")
+    parser.add_argument("--store-url", help="libpq URL of the server")
+    parser.add_argument("--schema", help="a schema holding a filled store")
+    parser.add_argument("--home", type=Path, help="a SQLite store's directory instead")
+    parser.add_argument("--ann", action="store_true", help="SQLite: search through the graph")
     parser.add_argument("--queries", type=int, default=100)
     parser.add_argument("--long", action="store_true", help="also time 30-60 word queries")
     parser.add_argument("--rounds", type=int, default=2)
@@ -112,11 +132,16 @@ def main() -> None:
     args = parser.parse_args()
     if args.queries < 4 or args.rounds < 1:
         parser.error("--queries must be at least 4 and --rounds at least 1")
-    results = run(args.store_url, args.schema, args.queries, args.long, args.rounds, args.seed)
+    if (args.home is None) == (args.store_url is None) or (args.store_url and not args.schema):
+        parser.error("give --home DIR, or --store-url URL with --schema NAME")
+    if args.home is not None and not (args.home / "memories.db").is_file():
+        parser.error(f"--home: no memories.db in {args.home}")
+    where = args.home if args.home is not None else (args.store_url, args.schema)
+    results = run(where, args.queries, args.long, args.rounds, args.seed, args.ann)
     if args.json:
         print(json.dumps(results, indent=2))
         return
-    print(f"{results['schema']}: {results['memories']:,} memories, {results['rounds']} rounds")
+    print(f"{results['store']}: {results['memories']:,} memories, {results['rounds']} rounds")
     for set_name in ("short", "long"):
         if set_name not in results:
             continue

@@ -2,7 +2,8 @@
 """Recall latency at scale, against a numpy brute-force floor measured in the same run.
 
     python benchmarks/recall_scale.py [--sizes 36500,1000000] [--queries 200] [--long]
-        [--stages] [--store DIR] [--store-url postgresql://... [--schema NAME]] [--ann] [--json]
+        [--stages] [--store DIR] [--store-url postgresql://... [--schema NAME]] [--ann]
+        [--only SERIES,...] [--json]
 
 For each size, a store is filled with synthetic memories (a spec-like mix of categories and
 intensities, English and Japanese text from a fixed vocabulary, vectors from the configured
@@ -31,6 +32,11 @@ before the timed runs (on every core; without ``wait`` it is built in a backgrou
 unless a kept store has one already, which is then checked and mapped; the seconds that took
 are printed. The plain ``sqlite`` series always searches exactly
 (``retrieval.ann_min_vectors = 0``).
+
+``--only`` times only the named series (``sqlite``, ``sqlite-ann``, ``postgres``): a store
+served one way alone. Exact search of a long query multiplies the whole matrix on every core,
+and a BLAS pool goes on spinning for a while after it, which slows whatever runs next; the
+series that alternate with it pay for that too.
 """
 
 from __future__ import annotations
@@ -378,6 +384,7 @@ def measure(
     store_url: str | None = None,
     schema: str = "recall_scale",
     ann: bool = False,
+    only: frozenset[str] | None = None,
 ) -> dict[str, Any]:
     """Fill (or reuse) a store of ``size`` memories (and a PostgreSQL one with ``store_url``)
     and time recall on each query set."""
@@ -411,6 +418,8 @@ def measure(
             graph_store.save_vector_cache(kioku.embedder.model_id, wait=True)
             fills["sqlite-ann"] = fill_s
             graph_s = time.perf_counter() - t0
+        if only is not None:
+            stores = {name: k for name, k in stores.items() if name in only}
         warm = {name: _warm(k, sets["short"]) for name, k in stores.items()}
         stages = {name: _Stages(k) for name, k in stores.items()}
         timed: dict[str, dict[str, tuple[list[float], dict[str, list[float]]]]] = {}
@@ -506,7 +515,13 @@ def main() -> None:
     parser.add_argument(
         "--ann", action="store_true", help="also time SQLite with its HNSW graph (usearch)"
     )
+    parser.add_argument(
+        "--only", help="time only these series (comma-separated: sqlite, sqlite-ann, postgres)"
+    )
     args = parser.parse_args()
+    only = None if args.only is None else frozenset(args.only.split(","))
+    if only is not None and not only <= {"sqlite", "sqlite-ann", "postgres"}:
+        parser.error(f"--only: unknown series {sorted(only)}; choose sqlite, sqlite-ann, postgres")
     for size in (int(s) for s in args.sizes.split(",") if s):
         r = measure(
             size,
@@ -517,6 +532,7 @@ def main() -> None:
             args.store_url,
             args.schema,
             args.ann,
+            only,
         )
         if args.json:
             print(json.dumps(r), flush=True)
