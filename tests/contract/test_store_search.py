@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from kioku.adapters.text.lexical import index_terms
 from kioku.core.model import Embedding, Memory
-from kioku.errors import StoreError
+from kioku.errors import StoreError, ValidationError
 from kioku.ports.store import MemoryFilter, MemoryPatch, Store
 from tests.contract.conftest import MakeMemory, archived, build_memory, open_store
 
@@ -152,6 +152,17 @@ def test_known_terms_are_those_of_the_scope(store: Store, make_memory: MakeMemor
     assert store.known_terms(asked, MemoryFilter(user_id="bob")) == {"jon"}
     assert store.known_terms(asked, MemoryFilter(user_id="carol")) == frozenset()
     assert store.known_terms([], alice) == frozenset()
+    # A limit stops the search once that many are found: any of them, never another's.
+    for flt in (alice, MemoryFilter(user_id="alice", archived=False), MemoryFilter(user_id="bob")):
+        whole = store.known_terms(asked, flt)
+        for limit in (1, 2, 5):
+            some = store.known_terms(asked, flt, limit=limit)
+            assert some <= whole
+            assert len(some) == min(limit, len(whole))
+        assert store.known_terms(asked, flt, limit=0) == frozenset()
+    assert store.known_terms(asked, MemoryFilter(user_id="carol"), limit=1) == frozenset()
+    with pytest.raises(ValidationError, match="limit"):
+        store.known_terms(asked, alice, limit=-1)
 
 
 def test_document_counts_follow_every_write(

@@ -304,10 +304,13 @@ class Store(Protocol):
         (every scope, as BM25's own). A term it does not know counts 0."""
         ...
 
-    def known_terms(self, terms: Sequence[str], flt: MemoryFilter) -> frozenset[str]:
+    def known_terms(
+        self, terms: Sequence[str], flt: MemoryFilter, limit: int | None = None
+    ) -> frozenset[str]:
         """Which of ``terms`` (lexical terms, as :func:`kioku.adapters.text.lexical.index_terms`
         makes them) at least one memory selected by ``flt`` (its scope and ``archived``) is
-        indexed under. Other owners' memories never count."""
+        indexed under. Other owners' memories never count. With ``limit``, the search stops
+        once it has found that many (any of them): ``limit=1`` asks whether any is known."""
         ...
 
     def indexed_terms(self, memory_ids: Sequence[str]) -> dict[str, frozenset[str]]:

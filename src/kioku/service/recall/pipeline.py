@@ -266,7 +266,7 @@ def run_recall(
         with store.reading():
             if config.retrieval.require_known_names:
                 names = entity_terms(text)
-                if names and not store.known_terms(names, flt):
+                if names and not store.known_terms(names, flt, limit=1):
                     return RecallResult(query, (), "", floor, tuple(names))
             ahead = Ahead(lambda: vector_matches(embedded())) if parallel else None
             terms = query_terms(text)

@@ -276,23 +276,63 @@ def _ranked(
     return [(str(i), float(str(s))) for i, s in rows]
 
 
-def known(conn: Conn, terms: Sequence[str], scope: str, params: Sequence[object]) -> frozenset[str]:
-    """Which of ``terms`` (lower-cased) a memory within ``scope`` is indexed under; a term no
-    memory holds is answered by ``term_docs`` alone."""
+#: A term in at least this many memories is first looked for in a window of slots that holds
+#: about _PROBE_MATCHES of them (a range of the ``slot`` index, the term tested on each row),
+#: which finds it in scope at once when the scope holds most memories; only where the window
+#: finds none is the GIN index asked, whose bitmap of a term's documents costs milliseconds
+#: for a common one.
+_PROBE_FROM_DOCS: Final = 2048
+_PROBE_MATCHES: Final = 64
+_KNOWN_IN_WINDOW: Final = (
+    "SELECT q.term FROM unnest(%s::text[], %s::int8[], %s::int8[]) AS q(term, low, high) "
+    "WHERE EXISTS (SELECT 1 FROM memory_terms AS d JOIN memories AS m ON m.id = d.memory_id "
+    "WHERE d.slot BETWEEN q.low AND q.high AND q.term = ANY(d.terms){scope}) LIMIT %s"
+)
+_KNOWN: Final = (
+    "SELECT q.term FROM unnest(%s::text[]) AS q(term) WHERE EXISTS ("
+    "SELECT 1 FROM memory_terms AS d JOIN memories AS m ON m.id = d.memory_id "
+    "WHERE d.terms @> ARRAY[q.term]{scope}) LIMIT %s"
+)
+
+
+def known(
+    conn: Conn,
+    terms: Sequence[str],
+    scope: str,
+    params: Sequence[object],
+    limit: int | None = None,
+) -> frozenset[str]:
+    """Which of ``terms`` (lower-cased) a memory within ``scope`` is indexed under, stopping
+    once ``limit`` are found; a term no memory holds is answered by ``term_docs`` alone.
+    Common terms are looked for in a window of slots first; then the rest, rarest first (the
+    cheapest bitmaps), in one statement that stops at the ``limit``-th found."""
     unique = _unique(terms)
-    if not unique:
+    if not unique or limit == 0:
         return frozenset()
-    held = list(_counts(conn, MEMORY_TERMS, unique))
-    if not held:
-        return frozenset()
-    rows = conn.execute(
-        "SELECT q.term FROM unnest(%s::text[]) AS q(term) WHERE EXISTS ("
-        "SELECT 1 FROM memory_terms AS d JOIN memories AS m ON m.id = d.memory_id "
-        f"WHERE d.terms @> ARRAY[q.term]{scope})",
-        (held, *params),
-        prepare=False,
-    )
-    return frozenset(str(row[0]) for row in rows)
+    counts = _counts(conn, MEMORY_TERMS, unique)
+    found: set[str] = set()
+    common = [term for term in counts if counts[term] >= _PROBE_FROM_DOCS]
+    if common:
+        # Each window holds about _PROBE_MATCHES of the term's documents (all: every slot).
+        windows = [_window([t], min(_PROBE_MATCHES, counts[t]), counts[t]) for t in common]
+        rows = conn.execute(
+            _KNOWN_IN_WINDOW.format(scope=scope),
+            (
+                common,
+                [low for low, _ in windows],
+                [high for _, high in windows],
+                *params,
+                limit,
+            ),
+            prepare=False,
+        )
+        found.update(str(row[0]) for row in rows)
+    left = None if limit is None else limit - len(found)
+    rest = sorted((t for t in counts if t not in found), key=lambda t: (counts[t], t))
+    if rest and left != 0:
+        rows = conn.execute(_KNOWN.format(scope=scope), (rest, *params, left), prepare=False)
+        found.update(str(row[0]) for row in rows)
+    return frozenset(found)
 
 
 def indexed_terms(conn: Conn, memory_ids: Sequence[str]) -> dict[str, frozenset[str]]:

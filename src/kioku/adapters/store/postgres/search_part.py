@@ -50,9 +50,12 @@ class SearchPart:
     def term_documents(self, terms: Sequence[str]) -> tuple[int, dict[str, int]]:
         return self._searching(lambda conn: lexical.documents(conn, terms))
 
-    def known_terms(self, terms: Sequence[str], flt: MemoryFilter) -> frozenset[str]:
+    def known_terms(
+        self, terms: Sequence[str], flt: MemoryFilter, limit: int | None = None
+    ) -> frozenset[str]:
+        check_page(limit, 0)
         scope, params = and_clause(scope_filter(flt), "m.")
-        return self._searching(lambda conn: lexical.known(conn, terms, scope, params))
+        return self._searching(lambda conn: lexical.known(conn, terms, scope, params, limit))
 
     def indexed_terms(self, memory_ids: Sequence[str]) -> dict[str, frozenset[str]]:
         with self._reading() as conn:

@@ -284,18 +284,26 @@ _KNOWN: Final = (
 
 
 def known(
-    conn: sqlite3.Connection, terms: Sequence[str], scope: str, params: Sequence[object]
+    conn: sqlite3.Connection,
+    terms: Sequence[str],
+    scope: str,
+    params: Sequence[object],
+    limit: int | None = None,
 ) -> frozenset[str]:
     """Which of ``terms`` a memory within ``scope`` (a condition on ``memories``) is indexed
-    under: one MATCH a term, stopped at its first match in scope. (The vocabulary is not
-    asked first: its row for a term counts the term's whole posting list, about a
-    millisecond for a common term in a million memories, while a MATCH that finds nothing
-    costs as little.)"""
+    under, stopping once ``limit`` are found: one MATCH a term, stopped at its first match in
+    scope. (The vocabulary is not asked first: its row for a term counts the term's whole
+    posting list, about a millisecond for a common term in a million memories, while a MATCH
+    that finds nothing costs as little.)"""
     unique = list(dict.fromkeys(t.lower() for t in terms if t.strip()))[:_MAX_TERMS]
     sql = _KNOWN.format(scope=scope)
-    return frozenset(
-        term for term in unique if conn.execute(sql, (_quote(term), *params)).fetchone() is not None
-    )
+    found: set[str] = set()
+    for term in unique:
+        if limit is not None and len(found) >= limit:
+            break
+        if conn.execute(sql, (_quote(term), *params)).fetchone() is not None:
+            found.add(term)
+    return frozenset(found)
 
 
 #: Memories whose slots one query of :func:`indexed_terms` reads.

@@ -392,11 +392,14 @@ class SqliteStore(TransactionsPart, KindsPart, ConsolidationPart, KeysPart):
         self._counted = (key, counts)
         return counts
 
-    def known_terms(self, terms: Sequence[str], flt: MemoryFilter) -> frozenset[str]:
+    def known_terms(
+        self, terms: Sequence[str], flt: MemoryFilter, limit: int | None = None
+    ) -> frozenset[str]:
+        check_page(limit, 0)
         where, params = where_clause(search_scope(flt))
         scope = " AND " + where.removeprefix(" WHERE ") if where else ""
         with self._reading() as conn:
-            return search.known(conn, terms, scope, params)
+            return search.known(conn, terms, scope, params, limit)
 
     def indexed_terms(self, memory_ids: Sequence[str]) -> dict[str, frozenset[str]]:
         with self._reading() as conn:
