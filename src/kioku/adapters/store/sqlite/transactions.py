@@ -129,18 +129,23 @@ class _Writing(_Atomic):
 
 
 class _Reading:
-    """A snapshot for multi-query reads, or the transaction already open; no write lock."""
+    """A snapshot for multi-query reads, or the transaction already open; no write lock. On
+    the second connection (and under its lock) when ``side`` (see
+    :meth:`TransactionsPart._beside`)."""
 
-    __slots__ = ("_began", "_conn", "_store")
+    __slots__ = ("_began", "_conn", "_lock", "_store")
 
-    def __init__(self, store: TransactionsPart) -> None:
+    def __init__(self, store: TransactionsPart, side: bool = False) -> None:
         self._store = store
+        self._lock = store._side_lock if side else store._lock
 
     def __enter__(self) -> sqlite3.Connection:
         store = self._store
-        store._lock.acquire()
+        self._lock.acquire()
         try:
-            conn = store._connection()
+            conn = (
+                store._side_connection() if self._lock is store._side_lock else store._connection()
+            )
             began = not conn.in_transaction
             if began:
                 try:
@@ -148,7 +153,7 @@ class _Reading:
                 except sqlite3.Error as exc:
                     raise translate(exc, store._path) from exc
         except BaseException:
-            store._lock.release()
+            self._lock.release()
             raise
         self._conn, self._began = conn, began
         return conn
@@ -164,49 +169,7 @@ class _Reading:
                 with suppress(sqlite3.Error):
                     self._conn.execute("ROLLBACK")
         finally:
-            self._store._lock.release()
-        error = _translated(exc, self._store._path)
-        if error is not None:
-            raise error from (None if isinstance(exc, UnicodeEncodeError) else exc)
-
-
-class _SideReading:
-    """A snapshot on the second connection (see :meth:`TransactionsPart._beside`)."""
-
-    __slots__ = ("_began", "_conn", "_store")
-
-    def __init__(self, store: TransactionsPart) -> None:
-        self._store = store
-
-    def __enter__(self) -> sqlite3.Connection:
-        store = self._store
-        store._side_lock.acquire()
-        try:
-            conn = store._side_connection()
-            began = not conn.in_transaction
-            if began:
-                conn.execute("BEGIN")
-        except sqlite3.Error as exc:
-            store._side_lock.release()
-            raise translate(exc, store._path) from exc
-        except BaseException:
-            store._side_lock.release()
-            raise
-        self._conn, self._began = conn, began
-        return conn
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        try:
-            if self._began:
-                with suppress(sqlite3.Error):
-                    self._conn.execute("ROLLBACK")
-        finally:
-            self._store._side_lock.release()
+            self._lock.release()
         error = _translated(exc, self._store._path)
         if error is not None:
             raise error from (None if isinstance(exc, UnicodeEncodeError) else exc)
@@ -405,6 +368,6 @@ class TransactionsPart:
         search inside has to write is written when it ends, outside any transaction."""
         return _Snapshot(self)
 
-    def _reading(self) -> _Reading | _SideReading:
+    def _reading(self) -> _Reading:
         """A consistent snapshot for multi-query reads; takes no write lock."""
-        return _SideReading(self) if self._local.side else _Reading(self)
+        return _Reading(self, self._local.side)
