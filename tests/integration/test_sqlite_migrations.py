@@ -274,6 +274,7 @@ def test_upgrade_from_version_1_keeps_every_row_and_field(tmp_path: Path, tokyo_
         (11, "vector_log"),
         (12, "batch_archive_indexes"),
         (13, "session_index"),
+        (14, "kind_index"),
     ]
     indexes = {row[0] for row in _raw(path, "SELECT name FROM sqlite_master WHERE type='index'")}
     assert {"idx_retention_score", "idx_current_level", "idx_archived_at", "idx_created"} <= indexes

@@ -101,6 +101,15 @@ SESSION_INDEX: Final = (
 )
 
 
+#: Memories by kind first: a vector search that leaves some kinds out first reads the few
+#: memories of those kinds (``KindsPart._other_kinds``); scoped by one owner and not an agent,
+#: or not at all, it could not use idx_memories_scope_kind and read every row (a second at a
+#: million memories).
+KIND_INDEX: Final = (
+    "CREATE INDEX IF NOT EXISTS idx_memories_kind ON memories(kind, user_id, agent_id)",
+)
+
+
 def _create_archive_indexes(conn: sqlite3.Connection) -> None:
     from kioku.adapters.store.sqlite.lifecycle import ARCHIVE_INDEXES
 
@@ -171,6 +180,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(11, "vector_log", (_sql_step(*vector_version.VECTOR_LOG_SCHEMA),)),
     Migration(12, "batch_archive_indexes", (_create_archive_indexes,)),
     Migration(13, "session_index", (_sql_step(*SESSION_INDEX),)),
+    Migration(14, "kind_index", (_sql_step(*KIND_INDEX),)),
 )
 
 #: The schema version this code writes and expects.
