@@ -18,11 +18,12 @@ from __future__ import annotations
 
 import hashlib
 import itertools
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -30,6 +31,9 @@ import pytest
 from kioku.core.model import Memory, Valence
 from kioku.ports.store import Store
 from tests.postgres_server import PG_URL, admin, postgres_url  # noqa: F401 (a fixture)
+
+if TYPE_CHECKING:
+    from kioku.adapters.store.postgres.store import PostgresStore
 
 ADAPTERS = ["sqlite", "postgres"]
 
@@ -62,6 +66,27 @@ def open_store(adapter: str, tmp_path: Path) -> Store:
 
         return open_postgres_store(pg_store_url(tmp_path), pool_max=4)
     raise ValueError(f"unknown store adapter {adapter!r}")
+
+
+@contextmanager
+def postgres_store(
+    tmp_path: Path, memories: Sequence[Memory] = (), pool_max: int = 2
+) -> Iterator[PostgresStore]:
+    """A PostgreSQL store in the test's own schema (made afresh, dropped afterwards), holding
+    ``memories``; for the tests of PostgreSQL alone (the server: the ``postgres_url`` fixture)."""
+    from kioku.adapters.store.postgres import open_postgres_store
+
+    schema = pg_schema(tmp_path)
+    admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
+    admin(f"CREATE SCHEMA {schema}")
+    opened = open_postgres_store(pg_store_url(tmp_path), pool_max=pool_max)
+    try:
+        if memories:
+            opened.add_many(memories)
+        yield opened
+    finally:
+        opened.close()
+        admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 @pytest.fixture(params=ADAPTERS)

@@ -23,8 +23,7 @@ from kioku.adapters.store.postgres import lexical
 from kioku.adapters.store.postgres.store import PostgresStore
 from kioku.core.model import Memory
 from kioku.ports.store import MemoryFilter
-from tests.contract.conftest import BASE_TIME, build_memory, pg_schema, pg_store_url
-from tests.postgres_server import admin
+from tests.contract.conftest import BASE_TIME, build_memory, postgres_store
 
 WORDS = ["harbor", "lantern", "violin", "orchard", "glacier", "pepper", "saddle", "meadow"]
 OWNERS = ["alice", "bob", "carol"]
@@ -55,18 +54,8 @@ def _memories(count: int, seed: int) -> list[Memory]:
 
 @pytest.fixture
 def store(tmp_path: Path, postgres_url: str) -> Iterator[PostgresStore]:
-    from kioku.adapters.store.postgres import open_postgres_store
-
-    schema = pg_schema(tmp_path)
-    admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-    admin(f"CREATE SCHEMA {schema}")
-    opened = open_postgres_store(pg_store_url(tmp_path), pool_max=2)
-    opened.add_many(_memories(150, seed=5))
-    try:
+    with postgres_store(tmp_path, _memories(150, seed=5)) as opened:
         yield opened
-    finally:
-        opened.close()
-        admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 def _reference(store: PostgresStore, terms: list[str], flt: MemoryFilter) -> frozenset[str]:

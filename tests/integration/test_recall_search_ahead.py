@@ -84,28 +84,26 @@ def pg_store(postgres_url: str, tmp_path: Path) -> Iterator[Store]:  # noqa: F81
         admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
-def _store(adapter: str, tmp_path: Path, request: pytest.FixtureRequest) -> Store:
-    if adapter == "postgres":
-        store: Store = request.getfixturevalue("pg_store")
-        return store
-    return open_store(adapter, tmp_path)
-
-
-@pytest.mark.parametrize("adapter", ADAPTERS)
-def test_a_recall_with_its_vector_search_ahead_is_the_recall_in_line(
-    adapter: str, tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
-    store = _store(adapter, tmp_path, request)
+@pytest.fixture(params=ADAPTERS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """Each store: PostgreSQL's with a pool of one connection (``pg_store``)."""
+    if request.param == "postgres":
+        yield request.getfixturevalue("pg_store")
+        return
+    opened = open_store(request.param, tmp_path)
     try:
-        kioku = _fill(store)
-        in_line = Kioku(store, _in_line())
-        for query in QUERIES:
-            ahead = _seen(kioku, query)
-            assert ahead, query
-            assert ahead == _seen(in_line, query), query
+        yield opened
     finally:
-        if adapter == "sqlite":
-            store.close()
+        opened.close()
+
+
+def test_a_recall_with_its_vector_search_ahead_is_the_recall_in_line(store: Store) -> None:
+    kioku = _fill(store)
+    in_line = Kioku(store, _in_line())
+    for query in QUERIES:
+        ahead = _seen(kioku, query)
+        assert ahead, query
+        assert ahead == _seen(in_line, query), query
 
 
 class Recording:
@@ -127,51 +125,35 @@ class Recording:
         return getattr(self._store, name)
 
 
-@pytest.mark.parametrize("adapter", ADAPTERS)
-def test_the_vector_search_runs_on_its_own_thread_where_the_store_allows(
-    adapter: str, tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
-    store = _store(adapter, tmp_path, request)
-    try:
-        _fill(store)
+def test_the_vector_search_runs_on_its_own_thread(store: Store) -> None:
+    _fill(store)
+    recording = Recording(store)
+    result = Kioku(recording).recall("Tama the cat", mark=False)  # type: ignore[arg-type]
+    assert result.items
+    caller = {threading.get_ident()}
+    assert recording.threads["lexical"] == caller
+    assert len(recording.threads["vector"]) == 1
+    assert recording.threads["vector"] != caller
+    # [store] parallel_search = false: in line on every store.
+    in_line = Recording(store)
+    assert Kioku(in_line, _in_line()).recall("Tama the cat", mark=False).items  # type: ignore[arg-type]
+    assert in_line.threads["vector"] == caller
+
+
+def test_a_recall_inside_the_callers_snapshot_runs_in_line(store: Store) -> None:
+    kioku = _fill(store)
+    expected = _seen(kioku, "Hana wedding speech")
+    # On PostgreSQL the pool has one connection and this snapshot holds it: a search on
+    # another thread would wait for it until the pool gives up.
+    with store.reading():
         recording = Recording(store)
-        result = Kioku(recording).recall("Tama the cat", mark=False)  # type: ignore[arg-type]
-        assert result.items
-        caller = {threading.get_ident()}
-        assert recording.threads["lexical"] == caller
-        assert len(recording.threads["vector"]) == 1
-        assert recording.threads["vector"] != caller
-        # [store] parallel_search = false: in line on every store.
-        in_line = Recording(store)
-        assert Kioku(in_line, _in_line()).recall("Tama the cat", mark=False).items  # type: ignore[arg-type]
-        assert in_line.threads["vector"] == caller
-    finally:
-        if adapter == "sqlite":
-            store.close()
-
-
-@pytest.mark.parametrize("adapter", ADAPTERS)
-def test_a_recall_inside_the_callers_snapshot_runs_in_line(
-    adapter: str, tmp_path: Path, request: pytest.FixtureRequest
-) -> None:
-    store = _store(adapter, tmp_path, request)
-    try:
-        kioku = _fill(store)
-        expected = _seen(kioku, "Hana wedding speech")
-        # On PostgreSQL the pool has one connection and this snapshot holds it: a search on
-        # another thread would wait for it until the pool gives up.
-        with store.reading():
-            recording = Recording(store)
-            seen = Kioku(recording).recall(  # type: ignore[arg-type]
-                "Hana wedding speech", mark=False, at=datetime(2025, 3, 20, 10, tzinfo=JST)
-            )
-            assert recording.threads["vector"] == {threading.get_ident()}
-        assert [(i.memory.id, round(i.final, 12)) for i in seen.items] == [
-            (memory_id, final) for memory_id, final, _ in expected
-        ]
-    finally:
-        if adapter == "sqlite":
-            store.close()
+        seen = Kioku(recording).recall(  # type: ignore[arg-type]
+            "Hana wedding speech", mark=False, at=datetime(2025, 3, 20, 10, tzinfo=JST)
+        )
+        assert recording.threads["vector"] == {threading.get_ident()}
+    assert [(i.memory.id, round(i.final, 12)) for i in seen.items] == [
+        (memory_id, final) for memory_id, final, _ in expected
+    ]
 
 
 def test_an_error_on_the_search_thread_reaches_the_caller() -> None:
