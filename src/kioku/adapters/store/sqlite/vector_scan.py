@@ -131,7 +131,10 @@ def _helper() -> ThreadPoolExecutor | None:
     if _pool is None or _pool[0] != pid:
         with _pool_lock:
             if _pool is None or _pool[0] != pid:
-                cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1
+                if hasattr(os, "sched_getaffinity"):  # the CPUs this process may run on
+                    cpus = len(os.sched_getaffinity(0))
+                else:
+                    cpus = os.cpu_count() or 1
                 pool = (
                     ThreadPoolExecutor(1, thread_name_prefix="kioku-screen") if cpus > 1 else None
                 )
