@@ -18,6 +18,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
+import numpy  # noqa: F401 (the SQLite store searches beside the caller once it is loaded)
 import pytest
 
 from kioku import Kioku

@@ -21,6 +21,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+import numpy  # noqa: F401 (the SQLite store searches beside the caller once it is loaded)
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
