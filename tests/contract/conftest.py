@@ -28,7 +28,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from kioku.core.model import Memory, Valence
+from kioku.core.model import Embedding, Memory, Valence
 from kioku.ports.store import Store
 from tests.postgres_server import PG_URL, admin, postgres_url  # noqa: F401 (a fixture)
 
@@ -70,16 +70,24 @@ def open_store(adapter: str, tmp_path: Path) -> Store:
 
 @contextmanager
 def postgres_store(
-    tmp_path: Path, memories: Sequence[Memory] = (), pool_max: int = 2
+    tmp_path: Path,
+    memories: Sequence[Memory] = (),
+    pool_max: int = 2,
+    timeout_s: float | None = None,
 ) -> Iterator[PostgresStore]:
     """A PostgreSQL store in the test's own schema (made afresh, dropped afterwards), holding
-    ``memories``; for the tests of PostgreSQL alone (the server: the ``postgres_url`` fixture)."""
+    ``memories``, with a pool of ``pool_max`` connections that waits ``timeout_s`` (else the
+    store's default) for one; for the tests of PostgreSQL alone (the server: the
+    ``postgres_url`` fixture)."""
     from kioku.adapters.store.postgres import open_postgres_store
+    from kioku.adapters.store.postgres.connection import DEFAULT_TIMEOUT_S
+
+    timeout_s = DEFAULT_TIMEOUT_S if timeout_s is None else timeout_s
 
     schema = pg_schema(tmp_path)
     admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
     admin(f"CREATE SCHEMA {schema}")
-    opened = open_postgres_store(pg_store_url(tmp_path), pool_max=pool_max)
+    opened = open_postgres_store(pg_store_url(tmp_path), pool_max=pool_max, timeout_s=timeout_s)
     try:
         if memories:
             opened.add_many(memories)
@@ -138,6 +146,19 @@ def make_memory() -> MakeMemory:
         return build_memory(next(counter) if n is None else int(n), **fields)
 
     return make
+
+
+def vector_memory(
+    n: int,
+    vector: tuple[float, ...],
+    user: str = "ann",
+    model: str = "test-model",
+    agent: str | None = None,
+) -> Memory:
+    """:func:`build_memory` ``n`` of ``user`` (and ``agent``, else the default), with ``vector``
+    as its embedding by ``model``."""
+    fields: dict[str, Any] = {} if agent is None else {"agent_id": agent}
+    return build_memory(n, user_id=user, embedding=Embedding(model, vector), **fields)
 
 
 def archived(memory: Memory, at: datetime | None = None) -> Memory:

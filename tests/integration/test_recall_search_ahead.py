@@ -26,8 +26,8 @@ from kioku.config.schema import Config
 from kioku.errors import KiokuError
 from kioku.ports.store import Store
 from kioku.service.recall.search_ahead import Ahead
-from tests.contract.conftest import ADAPTERS, open_store, pg_schema, pg_store_url
-from tests.postgres_server import admin, postgres_url  # noqa: F401 (a fixture)
+from tests.contract.conftest import ADAPTERS, open_store, postgres_store
+from tests.postgres_server import postgres_url  # noqa: F401 (a fixture)
 
 JST = timezone(timedelta(hours=9))
 TURNS = [
@@ -71,18 +71,9 @@ def _in_line() -> Config:
 
 @pytest.fixture
 def pg_store(postgres_url: str, tmp_path: Path) -> Iterator[Store]:  # noqa: F811
-    schema = pg_schema(tmp_path)
-    admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
-    admin(f"CREATE SCHEMA {schema}")
-    from kioku.adapters.store.postgres import open_postgres_store
-
     # One connection, and a short wait for it: a recall that needed two at once would fail.
-    store = open_postgres_store(pg_store_url(tmp_path), pool_max=1, timeout_s=3)
-    try:
+    with postgres_store(tmp_path, pool_max=1, timeout_s=3) as store:
         yield store
-    finally:
-        store.close()
-        admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 @pytest.fixture(params=ADAPTERS)

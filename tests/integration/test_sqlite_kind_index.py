@@ -8,26 +8,15 @@ million); schema 14 adds an index by kind first.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
 from kioku.adapters.store.sqlite.store import SqliteStore
-from kioku.core.model import Embedding, Memory
 from kioku.ports.store import MemoryFilter
-from tests.contract.conftest import BASE_TIME, build_memory
+from tests.contract.conftest import vector_memory
 
 MODEL = "test-model"
-
-
-def _memory(n: int, vector: tuple[float, ...]) -> Memory:
-    return build_memory(
-        n,
-        user_id="ann",
-        created=BASE_TIME + timedelta(minutes=n),
-        embedding=Embedding(MODEL, vector),
-    )
 
 
 @pytest.mark.parametrize(
@@ -46,7 +35,7 @@ def test_the_memories_of_other_kinds_are_read_through_an_index(
     whatever the scope names (schema 14), never a scan of every memory."""
     store = SqliteStore(tmp_path / "memories.db")
     try:
-        store.add_many([_memory(n, (1.0, float(n), 0.0, 0.0)) for n in range(1, 6)])
+        store.add_many([vector_memory(n, (1.0, float(n), 0.0, 0.0)) for n in range(1, 6)])
         seen: list[str] = []
         conn = store._conn
         assert conn is not None

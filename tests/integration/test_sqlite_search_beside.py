@@ -27,23 +27,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kioku.adapters.store.sqlite.store import SqliteStore
-from kioku.core.model import Embedding, Memory
 from kioku.ports.store import MemoryFilter, MemoryPatch
-from tests.contract.conftest import BASE_TIME, build_memory
+from tests.contract.conftest import BASE_TIME, build_memory, vector_memory
 
 MODEL = "test-model"
 DIM = 4
 #: Generous: only a search that waits for the lock holder (which waits for it) runs out.
 _DEADLOCK_S = 60.0
-
-
-def _memory(n: int, vector: tuple[float, ...], user: str = "ann") -> Memory:
-    return build_memory(
-        n,
-        user_id=user,
-        created=BASE_TIME + timedelta(minutes=n),
-        embedding=Embedding(MODEL, vector),
-    )
 
 
 def _search(store: SqliteStore, query: tuple[float, ...]) -> list[Any]:
@@ -93,9 +83,9 @@ def store(tmp_path: Path) -> SqliteStore:
     opened = SqliteStore(tmp_path / "memories.db")
     opened.add_many(
         [
-            _memory(1, (1.0, 0.0, 0.0, 0.0)),
-            _memory(2, (0.0, 1.0, 0.0, 0.0), "ben"),
-            _memory(3, (1.0, 1.0, 0.0, 0.0)),
+            vector_memory(1, (1.0, 0.0, 0.0, 0.0)),
+            vector_memory(2, (0.0, 1.0, 0.0, 0.0), "ben"),
+            vector_memory(3, (1.0, 1.0, 0.0, 0.0)),
         ]
     )
     return opened
@@ -122,7 +112,7 @@ def test_a_search_beside_an_open_transaction_sees_the_last_commit(store: SqliteS
     try:
         before = _fresh(path, query)
         with store.atomic():
-            store.add(_memory(9, query))  # the best match once committed
+            store.add(vector_memory(9, query))  # the best match once committed
             assert store.parallel_search is False
             beside = _on_thread(lambda: _search(store, query))
         assert beside == before
@@ -212,12 +202,12 @@ def test_searches_beside_and_in_line_answer_as_a_fresh_store(folder: Path, ops: 
     ids: list[str] = []
     n = 0
     try:
-        store.add(_memory(n := n + 1, (1.0, 0.0, 0.0, 0.0)))
+        store.add(vector_memory(n := n + 1, (1.0, 0.0, 0.0, 0.0)))
         ids.append(build_memory(n).id)
         for op, arg in ops:
             if op == "add":
                 vector, user = arg
-                store.add(_memory(n := n + 1, vector, user))
+                store.add(vector_memory(n := n + 1, vector, user))
                 ids.append(build_memory(n).id)
             elif op == "archive":
                 memory = store.get(ids[arg % len(ids)]) if ids else None
@@ -234,7 +224,7 @@ def test_searches_beside_and_in_line_answer_as_a_fresh_store(folder: Path, ops: 
                 # A write waits in the open transaction: the search sees what came before it.
                 expected = _fresh(path, arg)
                 with store.atomic():
-                    store.add(_memory(n := n + 1, arg))
+                    store.add(vector_memory(n := n + 1, arg))
                     beside = _on_thread(lambda q=arg: _search(store, q))
                 ids.append(build_memory(n).id)
                 assert beside == expected

@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kioku.adapters.store.sqlite.store import SqliteStore
-from kioku.core.model import Embedding, Memory
+from kioku.core.model import Memory
 from kioku.ports.store import MemoryFilter, MemoryPatch
-from tests.contract.conftest import BASE_TIME, build_memory
+from tests.contract.conftest import BASE_TIME, build_memory, vector_memory
 
 MODEL = "test-model"
 DIM = 4
@@ -56,15 +56,6 @@ def _add_then_fail(store: SqliteStore, batch: list[Memory]) -> None:
         raise _FailedError
 
 
-def _memory(n: int, vector: tuple[float, ...], user: str, model: str = MODEL) -> Memory:
-    return build_memory(
-        n,
-        user_id=user,
-        created=BASE_TIME + timedelta(minutes=n),
-        embedding=Embedding(model, vector),
-    )
-
-
 def _search(store: SqliteStore, query: tuple[float, ...]) -> list[Any]:
     answers = []
     for flt in (
@@ -96,14 +87,14 @@ def test_a_warm_cache_answers_as_a_fresh_load(folder: Path, ops: list[Any]) -> N
     ids: list[str] = []
     n = 0
     try:
-        warm.add(_memory(n := n + 1, (1.0, 0.0, 0.0, 0.0), "ann"))
+        warm.add(vector_memory(n := n + 1, (1.0, 0.0, 0.0, 0.0), "ann"))
         ids.append(build_memory(n).id)
         _search(warm, (1.0, 0.0, 0.0, 0.0))  # the cache is warm from here on
         for op, arg in ops:
             if op in ("add", "add_in_transaction", "add_then_fail", "add_inner_fail"):
                 batch = []
                 for vector, user in arg:
-                    batch.append(_memory(n := n + 1, vector, user))
+                    batch.append(vector_memory(n := n + 1, vector, user))
                 if op == "add":
                     warm.add_many(batch)
                     ids.extend(m.id for m in batch)
@@ -123,7 +114,7 @@ def test_a_warm_cache_answers_as_a_fresh_load(folder: Path, ops: list[Any]) -> N
                             _add_then_fail(warm, batch[1:])
                     ids.append(batch[0].id)
             elif op == "other_model":
-                warm.add(_memory(n := n + 1, arg, "ann", model="another-model"))
+                warm.add(vector_memory(n := n + 1, arg, "ann", model="another-model"))
             elif op == "archive" and ids:
                 target = ids[arg % len(ids)]
                 memory = warm.get(target)
@@ -136,7 +127,7 @@ def test_a_warm_cache_answers_as_a_fresh_load(folder: Path, ops: list[Any]) -> N
                 warm.delete_many([ids.pop(arg % len(ids))])
             elif op == "elsewhere":
                 vector, user = arg
-                other.add(_memory(n := n + 1, vector, user))
+                other.add(vector_memory(n := n + 1, vector, user))
                 ids.append(build_memory(n).id)
             query = arg if op == "search" else (0.5, 0.5, -0.5, 1.0)
             fresh = SqliteStore(path)
@@ -152,9 +143,9 @@ def test_a_warm_cache_answers_as_a_fresh_load(folder: Path, ops: list[Any]) -> N
 def test_an_insert_extends_the_cache_instead_of_reloading(tmp_path: Path) -> None:
     store = SqliteStore(tmp_path / "m.db")
     try:
-        store.add(_memory(1, (1.0, 0.0, 0.0, 0.0), "ann"))
+        store.add(vector_memory(1, (1.0, 0.0, 0.0, 0.0), "ann"))
         assert store.vector_search(MODEL, (1.0, 0.0, 0.0, 0.0), MemoryFilter(), 5)
-        store.add(_memory(2, (0.0, 1.0, 0.0, 0.0), "ann"))
+        store.add(vector_memory(2, (0.0, 1.0, 0.0, 0.0), "ann"))
         found = store.vector_search(MODEL, (0.0, 1.0, 0.0, 0.0), MemoryFilter(), 5)
         assert found[0][0] == build_memory(2).id
         # Carried, not rebuilt: the second search used the cache the insert extended.
@@ -171,9 +162,9 @@ def test_a_carried_cache_is_written_when_asked(tmp_path: Path) -> None:
     path = tmp_path / "m.db"
     store = SqliteStore(path)
     try:
-        store.add(_memory(1, (1.0, 0.0, 0.0, 0.0), "ann"))
+        store.add(vector_memory(1, (1.0, 0.0, 0.0, 0.0), "ann"))
         store.vector_search(MODEL, (1.0, 0.0, 0.0, 0.0), MemoryFilter(), 5)  # loads, writes
-        store.add(_memory(2, (0.0, 1.0, 0.0, 0.0), "ben"))
+        store.add(vector_memory(2, (0.0, 1.0, 0.0, 0.0), "ben"))
         store.vector_search(MODEL, (1.0, 0.0, 0.0, 0.0), MemoryFilter(), 5)  # carried
         assert store._conn is not None
         version = read_version(store._conn)

@@ -29,7 +29,7 @@ from kioku.adapters.store.sqlite.vector_log import change_limit, extended
 from kioku.adapters.store.sqlite.vectors import ModelVectors, build, top_matches
 from kioku.core.model import Embedding, Memory
 from kioku.ports.store import MemoryFilter, MemoryPatch
-from tests.contract.conftest import BASE_TIME, build_memory
+from tests.contract.conftest import BASE_TIME, build_memory, vector_memory
 
 MODEL = "test-model"
 OTHER = "another-model"
@@ -81,13 +81,7 @@ def _fail_after(store: SqliteStore, write: Callable[[], object]) -> None:
 def _memory(
     n: int, vector: tuple[float, ...], scope: tuple[str, str], model: str = MODEL
 ) -> Memory:
-    return build_memory(
-        n,
-        user_id=scope[0],
-        agent_id=scope[1],
-        created=BASE_TIME + timedelta(minutes=n),
-        embedding=Embedding(model, vector),
-    )
+    return vector_memory(n, vector, scope[0], model, agent=scope[1])
 
 
 def _search(store: SqliteStore, query: tuple[float, ...]) -> list[Any]:
