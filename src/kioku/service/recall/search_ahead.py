@@ -1,12 +1,12 @@
 """Vector search on a second thread while the lexical search runs (stores that allow it).
 
 A recall's two candidate searches are independent: the lexical one reads the term index,
-the vector one walks the embedding model's index. On a store whose searches each take a
-connection of their own (PostgreSQL, :attr:`~kioku.ports.store.Store.parallel_search`), the
-vector search starts on a short-lived thread before the lexical search and is collected after
-it, so the recall waits for the longer of the two rather than for both. The thread takes a
-connection of its own, and the caller waits for it only after closing its snapshot, so a
-caller never holds a connection while it waits for one.
+the vector one walks the embedding model's index. On a store whose searches can each take a
+connection of their own (:attr:`~kioku.ports.store.Store.parallel_search`: PostgreSQL's pool,
+the SQLite store's second connection), the vector search starts on a short-lived thread before
+the lexical search and is collected after it, so the recall waits for the longer of the two
+rather than for both. The thread takes a connection of its own, and the caller waits for it
+only after closing its snapshot, so a caller never holds a connection while it waits for one.
 """
 
 from __future__ import annotations

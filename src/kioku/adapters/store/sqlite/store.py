@@ -89,6 +89,10 @@ _SET_STATE: Final = (
 )
 
 
+#: Held while a store makes its HNSW graph keeper (AnnIndexes), once.
+_ANNS_LOCK: Final = threading.Lock()
+
+
 class SqliteStore(TransactionsPart, KindsPart, ConsolidationPart, KeysPart):
     """A :class:`~kioku.ports.store.Store` kept in one SQLite file (WAL mode)."""
 
@@ -475,7 +479,10 @@ class SqliteStore(TransactionsPart, KindsPart, ConsolidationPart, KeysPart):
         if self._anns is None:
             from kioku.adapters.store.sqlite.vector_ann_index import AnnIndexes
 
-            self._anns = AnnIndexes(self._ann_min, self._vector_files, self)
+            # Searches on two threads (one beside the other, see _beside) make one, not two.
+            with _ANNS_LOCK:
+                if self._anns is None:
+                    self._anns = AnnIndexes(self._ann_min, self._vector_files, self)
         return self._anns
 
     def ann_snapshot(self, model: str) -> tuple[int, vectors.ModelVectors] | None:
