@@ -14,6 +14,9 @@ __all__ = ["EmotionResult", "context_tags", "score_emotion"]
 
 #: Net evidence needed for a non-neutral valence.
 VALENCE_THRESHOLD: Final = 0.6
+#: …in a told experience of one's own life that asks for nothing, where a weak word is
+#: seldom idle ("… my parents pretended not to be impressed. They were impressed.").
+TOLD_THRESHOLD: Final = 0.3
 #: A tag is kept when its weight reaches this share of the strongest tag's weight.
 TAG_SHARE: Final = 0.35
 #: …and this absolute weight.
@@ -49,19 +52,25 @@ class EmotionResult:
         return max(self.positive, self.negative) + 0.3 * min(self.positive, self.negative)
 
 
-def _valence(positive: float, negative: float) -> Valence:
+def _valence(positive: float, negative: float, threshold: float = VALENCE_THRESHOLD) -> Valence:
     net = positive - negative
-    if net >= VALENCE_THRESHOLD:
+    if net >= threshold:
         return Valence.POSITIVE
-    if net <= -VALENCE_THRESHOLD:
+    if net <= -threshold:
         return Valence.NEGATIVE
     return Valence.NEUTRAL
 
 
-def score_emotion(hits: list[Hit]) -> EmotionResult:
+def score_emotion(hits: list[Hit], *, told: bool = False) -> EmotionResult:
+    """Valence and tags from ``hits``.
+
+    ``told`` marks a told experience of one's own life that asks for nothing: there the
+    evidence needed to leave neutral is :data:`TOLD_THRESHOLD` instead of
+    :data:`VALENCE_THRESHOLD`.
+    """
     positive = sum(h.score for h in hits if h.score > 0)
     negative = -sum(h.score for h in hits if h.score < 0)
-    valence = _valence(positive, negative)
+    valence = _valence(positive, negative, TOLD_THRESHOLD if told else VALENCE_THRESHOLD)
     weights: dict[str, float] = defaultdict(float)
     first_seen: dict[str, int] = {}
     for h in hits:

@@ -128,7 +128,10 @@ def read_text(
     excited = _exclamation_cue(folded, language, hits)
     if excited is not None:
         hits.append(excited)
-    emotion = score_emotion(hits)
+    # A told experience of one's own life that asks for nothing needs less evidence to leave
+    # neutral (the same reading makes such a turn emotional in category.py).
+    told = topics["story"] >= STORY and not context.any_request
+    emotion = score_emotion(hits, told=told)
     if language == "en":
         self_ref = any(w.low in _SELF_EN for w in words)
     else:
