@@ -12,8 +12,11 @@ caller.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -25,7 +28,7 @@ from kioku import Kioku
 from kioku.config.schema import Config
 from kioku.errors import KiokuError
 from kioku.ports.store import Store
-from kioku.service.recall.search_ahead import Ahead
+from kioku.service.recall.search_ahead import SEARCH_THREADS, Ahead
 from tests.contract.conftest import ADAPTERS, open_store, postgres_store
 from tests.postgres_server import postgres_url  # noqa: F401 (a fixture)
 
@@ -159,3 +162,67 @@ def test_an_error_on_the_search_thread_reaches_the_caller() -> None:
 
     done = Ahead(lambda: [("m1", 0.5)])
     assert done.result() == [("m1", 0.5)]
+
+
+def test_searches_run_on_a_pool_of_threads_that_outlive_a_recall() -> None:
+    # Each search notes the thread that ran it; the thread objects are kept alive, so two
+    # searches on the same object ran on one thread.
+    seen: list[threading.Thread] = []
+
+    def note() -> list[tuple[str, float]]:
+        seen.append(threading.current_thread())
+        return []
+
+    for _ in range(3 * SEARCH_THREADS):
+        Ahead(note).result()
+    caller = threading.current_thread()
+    assert caller not in seen
+    assert len({id(thread) for thread in seen}) <= SEARCH_THREADS
+
+
+def test_concurrent_searches_beyond_the_pool_wait_and_all_finish() -> None:
+    gate = threading.Event()
+    running = 0
+    most = 0
+    lock = threading.Lock()
+
+    def hold(n: int) -> Callable[[], list[tuple[str, float]]]:
+        def work() -> list[tuple[str, float]]:
+            nonlocal running, most
+            with lock:
+                running += 1
+                most = max(most, running)
+            gate.wait(30)
+            with lock:
+                running -= 1
+            return [(f"m{n}", 1.0)]
+
+        return work
+
+    searches = [Ahead(hold(n)) for n in range(SEARCH_THREADS + 4)]
+    gate.set()
+    assert [a.result() for a in searches] == [[(f"m{n}", 1.0)] for n in range(len(searches))]
+    assert most <= SEARCH_THREADS
+
+
+FORKED = """
+import os, sys
+from kioku.service.recall.search_ahead import Ahead
+assert Ahead(lambda: [("parent", 1.0)]).result() == [("parent", 1.0)]
+pid = os.fork()
+if pid == 0:
+    ok = Ahead(lambda: [("child", 1.0)]).result() == [("child", 1.0)]
+    os._exit(0 if ok else 1)
+_, status = os.waitpid(pid, 0)
+sys.exit(os.waitstatus_to_exitcode(status))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_searches_on_threads_of_its_own() -> None:
+    # The parent's threads are not in the child: a child using the parent's pool would wait
+    # for ever.
+    done = subprocess.run(
+        [sys.executable, "-c", FORKED], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
