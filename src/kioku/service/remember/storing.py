@@ -108,13 +108,16 @@ class PreparedTurn:
     claims: tuple[ProfileClaim, ...] = ()
 
 
-def _built(engine: Engine, draft: MemoryDraft, now: datetime) -> Memory:
-    """The new memory ``draft`` describes, in ``engine``'s scope, with a fresh id."""
+def _built(
+    engine: Engine, draft: MemoryDraft, now: datetime, id_suffix: str | None = None
+) -> Memory:
+    """The new memory ``draft`` describes, in ``engine``'s scope, with a fresh id (or the one
+    ``id_suffix`` ends)."""
     return build_memory(
         draft,
         config=engine.config,
         now=now,
-        id_suffix=secrets.token_hex(4),
+        id_suffix=secrets.token_hex(4) if id_suffix is None else id_suffix,
         user_id=engine.user_id,
         agent_id=engine.agent_id,
     )
@@ -129,14 +132,22 @@ def prepare_turn(
     session_id: str | None = None,
     source_ids: Iterable[str] = (),
     source_timestamps: Iterable[datetime] = (),
+    now: datetime | None = None,
+    id_suffix: str | None = None,
 ) -> PreparedTurn:
     """Everything of remembering a turn that needs no lock: its checks, its analysis, the
-    memory and its vector. :func:`store_turn` stores it."""
+    memory and its vector. :func:`store_turn` stores it.
+
+    ``now`` (default: the engine's clock, read once) and ``id_suffix`` (default: drawn with
+    :mod:`secrets`) are given by a caller that draws them itself, as an import whose turns
+    are prepared in worker processes does (:mod:`kioku.service.remember.workers`): given
+    both, the turn is a function of its arguments, the configuration and the owner alone."""
     from kioku.core.validate import check_turn
     from kioku.ports.analyzer import Turn
 
     user, assistant = check_turn(user, assistant)
-    now = engine.clock.now()
+    if now is None:
+        now = engine.clock.now()
     at, session_id, sources, stamps = check_provenance(
         now, at, session_id, source_ids, source_timestamps
     )
@@ -151,7 +162,7 @@ def prepare_turn(
         source_timestamps=stamps,
     )
     # Built with its id in the engine's scope and validated: only its vector is missing.
-    memory = embed_memory(engine, _built(engine, draft, now))
+    memory = embed_memory(engine, _built(engine, draft, now, id_suffix))
     from kioku.service.kinds.profiles import claims_of
 
     return PreparedTurn(
