@@ -47,6 +47,7 @@ _SECTION_COMMENTS: dict[str, str] = {
     "store": "Where memories are kept (a kioku addition to the spec).",
     "scope": "The owner of memories when a caller names none (a kioku addition).",
     "context": "Working memory: a conversation kept within its token budget (a kioku addition).",
+    "ingest": "Importing history (a kioku addition).",
 }
 
 _COMMENTS: dict[str, str] = {
@@ -180,6 +181,7 @@ _COMMENTS: dict[str, str] = {
     "consolidation.max_knowledge_per_episode": "Knowledge items lifted from one episode.",
     "lifecycle.policy": 'Spec 004 policy: "retention", "importance" or "capacity".',
     "lifecycle.capacity": "Stored episodes per owner before the capacity policy compresses.",
+    "ingest.workers": 'Processes preparing an import\'s turns: "auto", a number (0 or 1: one).',
 }
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "Config",
     "ConsolidationConfig",
     "EmbeddingConfig",
+    "IngestConfig",
     "LevelsConfig",
     "LifecycleConfig",
     "LlmConfig",
@@ -364,6 +365,15 @@ class MoodConfig(Record):
 
 
 @dataclass(frozen=True, slots=True, eq=False, repr=False)
+class IngestConfig(Record):
+    """``[ingest]``: importing history (a kioku addition)."""
+
+    #: Processes preparing an import's turns (offline analyzer and embedder), the importing
+    #: one included: "auto" (one per CPU for 400 turns or more), a number, 0 or 1 (it alone).
+    workers: int | Literal["auto"] = "auto"
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
 class Config(Record):
     """The whole configuration: one frozen section per table of ``config.toml``."""
 
@@ -387,6 +397,7 @@ class Config(Record):
     priming: PrimingConfig = field(default_factory=PrimingConfig)
     consolidation: ConsolidationConfig = field(default_factory=ConsolidationConfig)
     lifecycle: LifecycleConfig = field(default_factory=LifecycleConfig)
+    ingest: IngestConfig = field(default_factory=IngestConfig)
 
     @property
     def categories(self) -> tuple[str, ...]:

@@ -16,8 +16,8 @@ import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from functools import cache
-from types import MappingProxyType
-from typing import Any, Literal, NoReturn, get_args, get_origin, get_type_hints
+from types import MappingProxyType, UnionType
+from typing import Any, Literal, NoReturn, Union, get_args, get_origin, get_type_hints
 
 from kioku.config.render import config_to_dict
 from kioku.config.schema import CategoryRange, Config, RetentionConfig
@@ -41,6 +41,8 @@ _log = logging.getLogger(__name__)
 _WARNED: set[tuple[str, str | None]] = set()
 _LEVELS = ("level1_threshold", "level2_threshold", "level3_threshold")
 _RATIO_TOLERANCE = 1e-6
+#: The kind of a key that is ``"auto"`` or a count (``int | Literal["auto"]`` in the schema).
+_AUTO_OR_COUNT = "auto or a count"
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +148,7 @@ _BOUNDS: Mapping[str, _Bound] = {
     "consolidation.duplicate_similarity": _UNIT,
     "consolidation.max_knowledge_per_episode": _Bound(0, 100),
     "lifecycle.capacity": _Bound(0, 100_000_000),
+    "ingest.workers": _Bound(0, 64),
 }
 #: Lists of phrases: each a non-empty string of at most this many characters.
 _MAX_PHRASE = 200
@@ -187,6 +190,8 @@ def _schema() -> _Schema:
         for name, hint in get_type_hints(cls).items():
             if get_origin(hint) is Literal:
                 kinds[f"{f.name}.{name}"] = get_args(hint)
+            elif get_origin(hint) in (Union, UnionType):  # int | Literal["auto"]
+                kinds[f"{f.name}.{name}"] = _AUTO_OR_COUNT
             elif hint is MappingProxyType or get_origin(hint) is MappingProxyType:
                 kinds[f"{f.name}.{name}"] = CategoryRange
             else:
@@ -217,6 +222,8 @@ def _describe(kind: Any, key: str) -> str:
         return "one of " + ", ".join(repr(c) for c in kind) + " (any case)"
     if kind is str:
         return "a non-empty string" if key in _NON_EMPTY else "a string"
+    if kind is _AUTO_OR_COUNT:
+        return f'"auto" or {_describe(int, key)}'
     noun = "an integer" if kind is int else "a number"
     bound = _bound(key)
     return f"{noun} with {bound.describe()}" if bound else noun
@@ -289,6 +296,14 @@ class _Validator:
                 if not isinstance(item, str) or not item.strip() or len(item) > _MAX_PHRASE:
                     self.fail(key, value, allowed, f"{item!r} is not a usable phrase")
             return tuple(value)
+        if kind is _AUTO_OR_COUNT:
+            if isinstance(value, str) and value.strip().casefold() == "auto":
+                return "auto"
+            if isinstance(value, str):
+                self.fail(
+                    key, value, allowed, 'got a string; write "auto", or a count without quotes'
+                )
+            kind = int
         if isinstance(kind, tuple):
             if isinstance(value, str):
                 for choice in kind:
