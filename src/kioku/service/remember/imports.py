@@ -26,9 +26,16 @@ from kioku.errors import ValidationError
 from kioku.service.remember.batch import store_turns
 from kioku.service.remember.known import known_source_ids
 from kioku.service.remember.storing import prepare_turn
+from kioku.service.remember.workers import (
+    TurnPreparer,
+    Workers,
+    from_configuration,
+    preparing_processes,
+)
 
 if TYPE_CHECKING:
     from kioku.service.engine import Engine
+    from kioku.service.remember.storing import PreparedTurn
 
 __all__ = [
     "ImportPlan",
@@ -176,7 +183,11 @@ def read_import(data: bytes, *, tz: tzinfo, now: datetime) -> ImportPlan:
 
 
 def import_turns(
-    engine: Engine, turns: Sequence[ImportTurn], *, batch_size: int | None = None
+    engine: Engine,
+    turns: Sequence[ImportTurn],
+    *,
+    batch_size: int | None = None,
+    workers: Workers | None = None,
 ) -> ImportResult:
     """Remember each turn whose source id is not stored yet.
 
@@ -185,11 +196,18 @@ def import_turns(
     so the write lock is held only for the writes, never while an analyzer or a provider
     works. A failure stops the import with the transaction in progress undone; the turns
     stored before it carry their source ids, so running the import again resumes it.
+
+    ``workers`` (default ``ingest.workers``): with the offline analyzer and embedder, the
+    turns are prepared by that many processes, this one and worker processes, while this
+    one stores the batches before, with the same result (see
+    :mod:`~kioku.service.remember.workers`); ``"auto"`` decides by the CPUs and the size of
+    the import, 0 or 1 prepares them here alone.
     """
     offline = engine.config.llm.provider == "offline"
     size = max(1, batch_size or (OFFLINE_BATCH if offline else 1))
     result = ImportResult()
     known = known_source_ids(engine) if any(t.source_id for t in turns) else set()
+    batches: list[list[ImportTurn]] = []
     for start in range(0, len(turns), size):
         chunk: list[ImportTurn] = []
         for turn in turns[start : start + size]:
@@ -199,22 +217,42 @@ def import_turns(
             chunk.append(turn)
             if turn.source_id is not None:
                 known.add(turn.source_id)
-        prepared = [
-            prepare_turn(
-                engine,
-                turn.user,
-                turn.assistant,
-                at=turn.at,
-                session_id=turn.session_id,
-                source_ids=[turn.source_id] if turn.source_id is not None else [],
-                source_timestamps=[turn.at] if turn.at is not None else [],
-            )
-            for turn in chunk
-        ]
-        for remembered in store_turns(engine, prepared):
-            if remembered.known:
-                result.duplicates += 1
-            else:
-                result.imported += 1
-                result.memory_ids.append(remembered.memory.id)
+        batches.append(chunk)
+    setting = engine.config.ingest.workers if workers is None else workers
+    processes = preparing_processes(setting, sum(len(b) for b in batches))
+    if processes >= 2 and not from_configuration(engine):
+        processes = 1
+    with TurnPreparer(engine, processes) as preparer:
+        prepared = (
+            preparer.batches(batches)
+            if processes >= 2
+            else (_prepared_here(engine, batch) for batch in batches)
+        )
+        for ready in prepared:
+            _store(engine, ready, result)
     return result
+
+
+def _prepared_here(engine: Engine, batch: Sequence[ImportTurn]) -> list[PreparedTurn]:
+    """The turns of a batch prepared in this process, one after the other."""
+    return [
+        prepare_turn(
+            engine,
+            turn.user,
+            turn.assistant,
+            at=turn.at,
+            session_id=turn.session_id,
+            source_ids=[turn.source_id] if turn.source_id is not None else [],
+            source_timestamps=[turn.at] if turn.at is not None else [],
+        )
+        for turn in batch
+    ]
+
+
+def _store(engine: Engine, prepared: list[PreparedTurn], result: ImportResult) -> None:
+    for remembered in store_turns(engine, prepared):
+        if remembered.known:
+            result.duplicates += 1
+        else:
+            result.imported += 1
+            result.memory_ids.append(remembered.memory.id)

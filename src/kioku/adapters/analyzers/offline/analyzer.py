@@ -61,6 +61,11 @@ class OfflineAnalyzer:
         return "offline"
 
     @property
+    def segmenter_choice(self) -> SegmenterChoice:
+        """The Japanese morphology asked for (``"auto"``, ``"fugashi"`` or ``"script"``)."""
+        return self._choice
+
+    @property
     def segmenter(self) -> Segmenter:
         """The Japanese segmenter in use (resolving ``auto`` loads fugashi if it can)."""
         if self._segmenter is None:
