@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import IO, Any, Final
+from typing import IO, TYPE_CHECKING, Any, Final
 
 import click
 
 from kioku.core.sanitize import for_terminal
 from kioku.interfaces.cli.render import echo_json
 from kioku.interfaces.cli.state import CliState
+
+if TYPE_CHECKING:
+    from kioku.service.remember.workers import Workers
 
 __all__ = ["COMMANDS"]
 
@@ -55,6 +58,21 @@ def _format(source_format: str | None, layout: str | None) -> str:
     return source_format or layout or "jsonl"
 
 
+def _workers(ctx: click.Context, param: click.Parameter, value: str | None) -> Workers | None:
+    """``--workers``: "auto" or a number of processes, checked as ``ingest.workers`` is."""
+    from kioku.config.validate import validate_config
+    from kioku.errors import ConfigError
+
+    if value is None:
+        return None
+    given: object = int(value) if value.strip().lstrip("+-").isdigit() else value
+    try:
+        workers: Workers = validate_config({"ingest": {"workers": given}}).ingest.workers
+    except ConfigError as exc:
+        raise click.BadParameter(f"{value!r} is not allowed: expected {exc.allowed}") from None
+    return workers
+
+
 @click.command("import")
 @click.argument("source", type=click.Path(allow_dash=True))
 @click.option(
@@ -78,6 +96,13 @@ def _format(source_format: str | None, layout: str | None) -> str:
     is_flag=True,
     help="jsonl: import the valid lines and list the invalid ones (default: import nothing).",
 )
+@click.option(
+    "--workers",
+    callback=_workers,
+    metavar="N|auto",
+    help="Processes that prepare the turns (this one included; 0 or 1: this one alone); "
+    "default ingest.workers.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of text.")
 @click.pass_obj
 def import_cmd(
@@ -87,6 +112,7 @@ def import_cmd(
     layout: str | None,
     dry_run: bool,
     skip_invalid: bool,
+    workers: Workers | None,
     as_json: bool,
 ) -> None:
     """Import SOURCE into your scope (--user/--agent); importing it again adds nothing.
@@ -128,12 +154,24 @@ def import_cmd(
     its text where SOURCE has no id for it); items already stored, or erased, are skipped.
     SOURCE is checked whole before anything is written: a problem names the file and the
     place in it, nothing is imported and exit status is 2.
+
+    Turns (jsonl, chatgpt) are analysed and embedded by --workers processes, this one and
+    worker processes, with the offline analyzer and embedder; what is stored is the same
+    whatever their number. "auto" (the default of ingest.workers) uses one per CPU for an
+    import of 400 turns or more.
     """
     chosen = _format(source_format, layout)
     if skip_invalid and chosen != "jsonl":
         raise click.UsageError(f"--skip-invalid is for --from jsonl: {chosen} imports whole")
     if chosen == "jsonl":
-        _import_jsonl(state, source, skip_invalid=skip_invalid, dry_run=dry_run, as_json=as_json)
+        _import_jsonl(
+            state,
+            source,
+            skip_invalid=skip_invalid,
+            dry_run=dry_run,
+            as_json=as_json,
+            workers=workers,
+        )
         return
     if source == "-":
         raise click.UsageError(f"--from {chosen} reads a file or directory, not stdin")
@@ -149,7 +187,7 @@ def import_cmd(
             from kioku.service.importers import apply_plan, read_source
 
             plan = read_source(chosen, Path(source), tz=kioku.clock.tz, now=kioku.clock.now())
-            report = apply_plan(kioku, plan, dry_run=dry_run).as_dict()
+            report = apply_plan(kioku, plan, dry_run=dry_run, workers=workers).as_dict()
         if dry_run:
             state.opened = False  # nothing was written: no reason to start a batch
     if as_json:
@@ -195,7 +233,13 @@ def _export_dry_run(kioku: Any, source: Path, fmt: str) -> dict[str, Any]:
 
 
 def _import_jsonl(
-    state: CliState, source: str, *, skip_invalid: bool, dry_run: bool, as_json: bool
+    state: CliState,
+    source: str,
+    *,
+    skip_invalid: bool,
+    dry_run: bool,
+    as_json: bool,
+    workers: Workers | None,
 ) -> None:
     from kioku.service.remember.imports import import_turns, read_import
 
@@ -217,7 +261,7 @@ def _import_jsonl(
                 whole = ImportPlan("jsonl", turns=plan.turns)
                 report = apply_plan(kioku, whole, dry_run=True).as_dict()
         else:
-            result = import_turns(kioku, plan.turns)
+            result = import_turns(kioku, plan.turns, workers=workers)
             imported, skipped, duplicates = result.imported, result.skipped, result.duplicates
     if report is not None:
         report["invalid"] = invalid

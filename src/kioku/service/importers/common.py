@@ -28,6 +28,7 @@ from kioku.service.remember.known import known_source_ids
 
 if TYPE_CHECKING:
     from kioku.service.engine import Engine
+    from kioku.service.remember.workers import Workers
 
 __all__ = [
     "ImportPlan",
@@ -248,11 +249,14 @@ def _known(engine: Engine, dry_run: bool) -> set[str]:
         raise
 
 
-def apply_plan(engine: Engine, plan: ImportPlan, *, dry_run: bool = False) -> PlanReport:
+def apply_plan(
+    engine: Engine, plan: ImportPlan, *, dry_run: bool = False, workers: Workers | None = None
+) -> PlanReport:
     """Store what ``plan`` holds that the scope does not know yet (or, with ``dry_run``,
     only count it). Notes are checked whole first and stored in one transaction; turns go
     through the normal turn ingestion, a batch per transaction, so an interrupted import is
-    resumed by running it again."""
+    resumed by running it again. ``workers``: how many processes prepare the turns (see
+    :func:`~kioku.service.remember.imports.import_turns`)."""
     report = PlanReport(plan.format, dry_run, ignored=plan.ignored)
     known = _known(engine, dry_run)
     turns: list[ImportTurn] = []
@@ -281,7 +285,7 @@ def apply_plan(engine: Engine, plan: ImportPlan, *, dry_run: bool = False) -> Pl
     if memories:
         _store_notes(engine, memories, plan.format)
     if turns:
-        result = import_turns(engine, turns)
+        result = import_turns(engine, turns, workers=workers)
         report.episodes = result.imported
         report.duplicates = result.duplicates
         report.skipped += result.skipped
