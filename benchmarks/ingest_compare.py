@@ -2,7 +2,8 @@
 """Remembering LoCoMo turns under two code versions, interleaved: speed, or identical stores.
 
     python benchmarks/ingest_compare.py --base OLD_CHECKOUT/src --new src \
-        [--rounds 5] [--data ../shared/data/locomo/locomo_dev.json] [--check] [--batch N]
+        [--rounds 5] [--data ../shared/data/locomo/locomo_dev.json] [--check] [--batch N] \
+        [--workers N] [--base-workers N]
 
 Each run is a subprocess with ``PYTHONPATH`` set to one version's ``src``. It remembers every
 turn of every conversation as ``benchmarks/locomo.py`` ingests them: one ``remember_turn`` per
@@ -16,6 +17,14 @@ the ratio new / base of the medians.
 With ``--batch N`` the new version stores the timed turns the way an import of history
 does: ``prepare_turn`` for each, then ``store_turns`` on every ``N`` of them (one
 transaction each); the base version still remembers one turn at a time.
+
+With ``--workers N`` the new version imports the timed turns of each conversation as
+``kioku import`` does, with ``import_turns(..., batch_size=B, workers=N)`` (``B`` from
+``--batch``, default 50): ``N`` processes prepare the turns (``ingest.workers``), the start
+of the workers included in the time; ``--base-workers N`` does the same for the base
+version. Turns per CPU second are then left out: the workers' CPU is not this process's.
+``--base src --new src --base-workers 1 --workers 2`` compares one process with two on
+the same tree.
 
 With ``--check`` each version remembers the turns once instead, with its random numbers
 (memory ids, version stamps, keys) drawn from one seeded generator, and every row of every
@@ -64,6 +73,7 @@ from datetime import timedelta
 from pathlib import Path
 data, out, warm, seeded = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1"
 batch = int(sys.argv[6])
+workers = int(sys.argv[7])
 if seeded:  # every random number of the run from one seeded generator
     import os, random, secrets
     rng = random.Random(20240501)
@@ -75,6 +85,7 @@ sys.path.insert(0, sys.argv[5])
 import locomo
 from kioku import Kioku
 from kioku.adapters.clock import FixedClock
+from kioku.service.remember.imports import ImportTurn, import_turns
 turns = seconds = cpu = 0.0
 for sample in json.loads(Path(data).read_text()):
     conv = sample["conversation"]
@@ -93,7 +104,10 @@ for sample in json.loads(Path(data).read_text()):
                     at=at, session_id=f"s{number}",
                     source_ids=[locomo.turn_id(turn)], source_timestamps=[at],
                 )
-                if batch == 1 or done < warm:
+                if workers and done >= warm:
+                    text, turn_id = locomo.turn_text(turn), locomo.turn_id(turn)
+                    ready.append(ImportTurn(done, text, "", at, f"s{number}", turn_id))
+                elif batch == 1 or done < warm:
                     kioku.remember_turn(locomo.turn_text(turn), "", **said)
                 else:
                     ready.append(kioku.prepare_turn(locomo.turn_text(turn), "", **said))
@@ -101,7 +115,9 @@ for sample in json.loads(Path(data).read_text()):
                         kioku.store_turns(ready)
                         ready = []
                 done += 1
-        if ready:
+        if workers:
+            import_turns(kioku, ready, batch_size=batch, workers=workers)
+        elif ready:
             kioku.store_turns(ready)
         seconds += time.perf_counter() - t0
         cpu += time.process_time() - c0
@@ -111,11 +127,12 @@ print(json.dumps({"turns": turns, "seconds": seconds, "cpu": cpu}))
 
 
 def _run(
-    src: str, data: Path, out: Path, *, seeded: bool = False, batch: int = 1
+    src: str, data: Path, out: Path, *, seeded: bool = False, batch: int = 1, workers: int = 0
 ) -> dict[str, float]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("KIOKU_")}
     env["PYTHONPATH"] = str(Path(src).resolve())
     args = [str(data), str(out), str(WARM), "1" if seeded else "0", str(HERE), str(batch)]
+    args.append(str(workers))
     done = subprocess.run(
         [sys.executable, "-c", RUN, *args], env=env, capture_output=True, text=True, check=False
     )
@@ -175,18 +192,20 @@ def _logical_rows(db: Path) -> dict[str, list[tuple[object, ...]]]:
     return found
 
 
-def check(base: str, new: str, data: Path, batch: int = 1) -> bool:
-    """Whether both versions leave the same rows in every table of every store (with
-    ``batch``: the same rows as :func:`_logical_rows` reads them)."""
+def check(base: str, new: str, data: Path, sides: dict[str, tuple[int, int]]) -> bool:
+    """Whether both versions leave the same rows in every table of every store (storing in
+    batches or importing, ``sides``: each version's batch and workers, the same rows as
+    :func:`_logical_rows` reads them)."""
     same = True
-    read = _rows if batch == 1 else _logical_rows
+    read = _rows if set(sides.values()) == {(1, 0)} else _logical_rows
     with tempfile.TemporaryDirectory() as tmp:
-        homes = {src: Path(tmp) / name for src, name in ((base, "base"), (new, "new"))}
-        for src, home in homes.items():
-            _run(src, data, home, seeded=True, batch=batch if src == new else 1)
-        for store in sorted(homes[base].glob("*/memories.db")):
+        homes = {"base": Path(tmp) / "base", "new": Path(tmp) / "new"}
+        for side, src in (("base", base), ("new", new)):
+            batch, workers = sides[side]
+            _run(src, data, homes[side], seeded=True, batch=batch, workers=workers)
+        for store in sorted(homes["base"].glob("*/memories.db")):
             conv = store.parent.name
-            old, now = read(store), read(homes[new] / conv / "memories.db")
+            old, now = read(store), read(homes["new"] / conv / "memories.db")
             for table in sorted(set(old) | set(now)):
                 a, b = old.get(table), now.get(table)
                 if a != b:
@@ -208,33 +227,60 @@ def main() -> None:
     parser.add_argument(
         "--batch",
         type=int,
-        default=1,
-        help="the new version stores turns this many at a time (prepare_turn, store_turns)",
+        default=None,
+        help="the new version stores turns this many at a time (prepare_turn, store_turns); "
+        "with --workers, the import's batch (default 50)",
+    )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=0,
+        help="the new version imports each conversation with import_turns and this many "
+        "preparing processes",
+    )
+    parser.add_argument(
+        "--base-workers",
+        type=int,
+        default=0,
+        help="the base version imports likewise, with this many preparing processes",
     )
     args = parser.parse_args()
+    batch = args.batch or (50 if args.workers or args.base_workers else 1)
+    # Each side's (batch, workers), by label.
+    sides = {
+        "base": (batch, args.base_workers) if args.base_workers else (1, 0),
+        "new": (batch, args.workers),
+    }
     if args.check:
-        same = check(args.base, args.new, args.data, args.batch)
+        same = check(args.base, args.new, args.data, sides)
         print("identical" if same else "the stores differ")
         sys.exit(0 if same else 1)
+    runs = {"base": args.base, "new": args.new}
     speeds: dict[str, dict[str, list[float]]] = {
-        src: {"seconds": [], "cpu": []} for src in (args.base, args.new)
+        label: {"seconds": [], "cpu": []} for label in runs
     }
     for round_ in range(args.rounds):
-        order = (args.base, args.new) if round_ % 2 == 0 else (args.new, args.base)
-        for src in order:
+        order = ("base", "new") if round_ % 2 == 0 else ("new", "base")
+        for label in order:
+            side_batch, side_workers = sides[label]
             with tempfile.TemporaryDirectory() as tmp:
-                result = _run(src, args.data, Path(tmp), batch=args.batch if src == args.new else 1)
+                result = _run(
+                    runs[label], args.data, Path(tmp), batch=side_batch, workers=side_workers
+                )
             for clock in ("seconds", "cpu"):
-                speeds[src][clock].append(result["turns"] / result[clock])
+                speeds[label][clock].append(result["turns"] / result[clock])
             print(
-                f"round {round_ + 1} {src}: {speeds[src]['seconds'][-1]:.0f} turns/s",
+                f"round {round_ + 1} {label}: {speeds[label]['seconds'][-1]:.0f} turns/s",
                 file=sys.stderr,
             )
     print(f"{int(result['turns'])} timed turns a run, {args.rounds} runs a version")
-    for clock, name in (("seconds", "wall"), ("cpu", "CPU")):
+    clocks = [("seconds", "wall")]
+    if not args.workers and not args.base_workers:
+        clocks.append(("cpu", "CPU"))
+    for clock, name in clocks:
         medians = {}
-        for label, src in (("base", args.base), ("new", args.new)):
-            values = speeds[src][clock]
+        for label in ("base", "new"):
+            values = speeds[label][clock]
             medians[label] = statistics.median(values)
             print(
                 f"{label}: {medians[label]:.0f} turns per {name} second, median "
