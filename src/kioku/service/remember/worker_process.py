@@ -14,7 +14,7 @@ import os
 import pickle
 import signal
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from datetime import datetime
 from multiprocessing import parent_process
 from multiprocessing.connection import Connection, wait
@@ -84,6 +84,45 @@ def config_bytes(config: Config) -> bytes:
     return buffer.getvalue()
 
 
+def _layout(cls: type) -> tuple[tuple[str, ...], tuple[Any, ...]]:
+    """The field names of a slotted dataclass and the slots that hold them."""
+    found = _LAYOUTS.get(cls)
+    if found is None:
+        names = tuple(f.name for f in fields(cls))
+        found = _LAYOUTS[cls] = (names, tuple(getattr(cls, name) for name in names))
+    return found
+
+
+_LAYOUTS: dict[type, tuple[tuple[str, ...], tuple[Any, ...]]] = {}
+
+
+def _rebuild(cls: type, values: tuple[object, ...]) -> object:
+    """A record as it was pickled: its fields set slot by slot, as unpickling a frozen
+    slotted dataclass does, without looking its fields up again for every one."""
+    record: object = object.__new__(cls)
+    for slot, value in zip(_layout(cls)[1], values, strict=True):
+        slot.__set__(record, value)
+    return record
+
+
+def _reduce_record(record: object) -> tuple[Any, tuple[type, tuple[object, ...]]]:
+    cls = type(record)
+    return _rebuild, (cls, tuple([getattr(record, name) for name in _layout(cls)[0]]))
+
+
+def _fast_records() -> None:
+    """Send the records of a prepared turn by their fields: the importing process, which
+    reads them while it stores, rebuilds each in half the time the default takes."""
+    from multiprocessing.reduction import ForkingPickler
+
+    from kioku.core.model import Embedding, Memory
+    from kioku.core.profiles import ProfileClaim
+    from kioku.ports.analyzer import Analysis
+
+    for cls in (PreparedTurn, Memory, Embedding, Analysis, ProfileClaim):
+        ForkingPickler.register(cls, _reduce_record)
+
+
 class _NoStoreError(KiokuError):
     """A worker preparing turns asked for the store."""
 
@@ -114,6 +153,7 @@ def serve(
     # Ctrl-C reaches every process of the terminal's group: the importing process handles
     # it and stops the workers.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _fast_records()
     parent = parent_process()
     if parent is not None:
         threading.Thread(target=_end_with, args=(parent.sentinel,), daemon=True).start()
