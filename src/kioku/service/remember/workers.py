@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from multiprocessing import get_all_start_methods, get_context
 from multiprocessing.connection import wait
 from types import ModuleType, TracebackType
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Protocol
 
 from kioku.errors import KiokuError
 from kioku.service.remember.worker_process import (
@@ -52,13 +52,13 @@ from kioku.service.remember.worker_process import (
 )
 
 if TYPE_CHECKING:
+    from datetime import datetime
     from multiprocessing.connection import Connection
     from multiprocessing.context import ForkServerContext, SpawnContext
     from multiprocessing.process import BaseProcess
     from multiprocessing.queues import Queue
 
     from kioku.service.engine import Engine
-    from kioku.service.remember.imports import ImportTurn
     from kioku.service.remember.storing import PreparedTurn
 
 __all__ = [
@@ -97,6 +97,21 @@ _PRELOAD: Final = (
 )
 
 Workers = int | Literal["auto"]
+
+
+class _Turn(Protocol):
+    """A turn of an import as :class:`TurnPreparer` reads it (an ``ImportTurn``)."""
+
+    @property
+    def user(self) -> str: ...
+    @property
+    def assistant(self) -> str: ...
+    @property
+    def at(self) -> datetime | None: ...
+    @property
+    def session_id(self) -> str | None: ...
+    @property
+    def source_id(self) -> str | None: ...
 
 
 class WorkerStoppedError(KiokuError):
@@ -294,7 +309,7 @@ class TurnPreparer:
             worker.outbox.close()
         self._workers = []
 
-    def batches(self, batches: Sequence[Sequence[ImportTurn]]) -> Iterator[list[PreparedTurn]]:
+    def batches(self, batches: Sequence[Sequence[_Turn]]) -> Iterator[list[PreparedTurn]]:
         """Each batch's turns prepared, in order; the next batches are being prepared while
         the caller stores one."""
         opened: deque[list[_Slice]] = deque()  # the batches handed out, in order
@@ -331,7 +346,7 @@ class TurnPreparer:
             if worker.outbox in ready:
                 worker.collect(block=True)
 
-    def _slices(self, batch: Sequence[ImportTurn]) -> list[_Slice]:
+    def _slices(self, batch: Sequence[_Turn]) -> list[_Slice]:
         """The batch's turns in slices, each turn with the clock read for it (in turn
         order)."""
         clock = self._engine.clock
