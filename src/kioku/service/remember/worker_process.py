@@ -143,11 +143,9 @@ def serve(
     config: bytes,
     user_id: str,
     agent_id: str,
-    warm: list[tuple[str, datetime]],
 ) -> None:
-    """A worker's life: its engine made and warmed on ``warm`` turns (lexicons and segmenter
-    loaded), ``None`` sent when it is ready, then each slice from ``inbox`` answered on
-    ``outbox`` (:func:`prepare_slice`), until ``None`` arrives."""
+    """A worker's life: its engine made, ``None`` sent when it is ready, then each slice
+    from ``inbox`` answered on ``outbox`` (:func:`prepare_slice`), until ``None`` arrives."""
     from kioku.service.runtime import Runtime
 
     # Ctrl-C reaches every process of the terminal's group: the importing process handles
@@ -159,8 +157,6 @@ def serve(
         threading.Thread(target=_end_with, args=(parent.sentinel,), daemon=True).start()
     settings = pickle.loads(config)  # noqa: S301 - pickled by the importing process
     engine = Runtime(_no_store, settings, user_id=user_id, agent_id=agent_id, env={})
-    for text, now in warm:
-        prepare_turn(engine, text, now=now, id_suffix=PLACEHOLDER)
     # Answers are sent by a thread of their own: the importing process reads them when it is
     # not storing, and a worker that waited for that with a full pipe would stand idle.
     answers: SimpleQueue[object] = SimpleQueue()

@@ -86,10 +86,11 @@ _SLICE: Final = 10
 _DEPTH: Final = 4
 #: Seconds a worker told to stop has to end before it is terminated.
 _STOP_WAIT: Final = 5.0
-#: What a worker runs, imported once by the fork server (their regular expressions compiled)
-#: rather than by every worker.
+#: What a worker runs, imported once by the fork server (their regular expressions compiled,
+#: the analyzer's tables loaded: see worker_warmup) rather than by every worker.
 _PRELOAD: Final = (
     "kioku.service.remember.worker_process",
+    "kioku.service.remember.worker_warmup",
     "kioku.service.runtime",
     "kioku.adapters.analyzers.offline.analyzer",
     "kioku.adapters.embedders.offline",
@@ -277,14 +278,12 @@ class TurnPreparer:
     def _start(self) -> None:
         engine = self._engine
         context = _context()
-        now = engine.clock.now()
-        warm = [("I started a new job today.", now), ("今日は新しい仕事を始めた。", now)]
         config = config_bytes(engine.config)
         with _main_left_out():
             for _ in range(self._count):
                 inbox: Queue[list[Item] | None] = context.Queue()
                 outbox, their_end = context.Pipe(duplex=False)
-                args = (inbox, their_end, config, engine.user_id, engine.agent_id, warm)
+                args = (inbox, their_end, config, engine.user_id, engine.agent_id)
                 process = context.Process(target=serve, args=args, daemon=True)
                 self._workers.append(_Worker(process, inbox, outbox))
                 process.start()
