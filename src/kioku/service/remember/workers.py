@@ -33,6 +33,7 @@ from __future__ import annotations
 import os
 import secrets
 import sys
+import threading
 from collections import deque
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -256,15 +257,19 @@ class TurnPreparer:
     def __init__(self, engine: Engine, processes: int) -> None:
         self._engine = engine
         self._count = processes - 1 if processes >= 2 else 0
-        self._workers: list[_Worker] = []
+        self._workers: list[_Worker] = []  # the ones started
+        self._starter: threading.Thread | None = None
+        self._failure: BaseException | None = None
 
     def __enter__(self) -> TurnPreparer:
-        if self._count:
-            try:
-                self._start()
-            except BaseException:
-                self._stop()
-                raise
+        if self._count and self.head_start:
+            # The first start in a process waits for the fork server to import what a
+            # worker runs (a few tenths of a second): meanwhile this one prepares turns.
+            self._starter = threading.Thread(target=self._start, daemon=True)
+            self._starter.start()
+        elif self._count:
+            self._start()
+            self._check()
         return self
 
     def __exit__(
@@ -276,23 +281,37 @@ class TurnPreparer:
         self._stop()
 
     def _start(self) -> None:
+        """Start the workers (each is used from when it is in ``_workers``); trouble is kept
+        for the importing thread (:meth:`_check`)."""
         engine = self._engine
-        context = _context()
-        config = config_bytes(engine.config)
-        with _main_left_out():
-            for _ in range(self._count):
-                inbox: Queue[list[Item] | None] = context.Queue()
-                outbox, their_end = context.Pipe(duplex=False)
-                args = (inbox, their_end, config, engine.user_id, engine.agent_id)
-                process = context.Process(target=serve, args=args, daemon=True)
-                self._workers.append(_Worker(process, inbox, outbox))
-                process.start()
-                their_end.close()
+        try:
+            context = _context()
+            config = config_bytes(engine.config)
+            with _main_left_out():
+                for _ in range(self._count):
+                    inbox: Queue[list[Item] | None] = context.Queue()
+                    outbox, their_end = context.Pipe(duplex=False)
+                    args = (inbox, their_end, config, engine.user_id, engine.agent_id)
+                    process = context.Process(target=serve, args=args, daemon=True)
+                    try:
+                        process.start()
+                    finally:
+                        their_end.close()
+                    self._workers.append(_Worker(process, inbox, outbox))
+        except BaseException as exc:  # raised again by the importing thread
+            self._failure = exc
+
+    def _check(self) -> None:
+        if self._failure is not None:
+            raise self._failure
 
     def _stop(self) -> None:
         """Stop every worker: one with nothing left to do is told to and waited for (and
         terminated if it does not end), one still busy (the import failed or was
         interrupted) is terminated at once: it holds nothing but turns being prepared."""
+        if self._starter is not None:
+            self._starter.join()
+            self._starter = None
         for worker in self._workers:
             if worker.sent or not worker.ready:
                 worker.process.terminate()
@@ -328,6 +347,7 @@ class TurnPreparer:
     def _step(self, unsent: deque[_Slice]) -> None:
         """One step towards the first batch: slices handed to the ready workers, answers
         taken in, and one slice prepared here, or else a wait for an answer."""
+        self._check()
         workers = [w for w in self._workers if w.started(block=not self.head_start)]
         for worker in workers:
             worker.collect(block=False)
