@@ -25,7 +25,7 @@ from kioku.core.validate import (
 from kioku.errors import ValidationError
 from kioku.service.remember.batch import store_turns
 from kioku.service.remember.known import known_source_ids
-from kioku.service.remember.storing import prepare_turn
+from kioku.service.remember.worker_process import prepare_imported
 from kioku.service.remember.workers import (
     TurnPreparer,
     Workers,
@@ -235,18 +235,7 @@ def import_turns(
 
 def _prepared_here(engine: Engine, batch: Sequence[ImportTurn]) -> list[PreparedTurn]:
     """The turns of a batch prepared in this process, one after the other."""
-    return [
-        prepare_turn(
-            engine,
-            turn.user,
-            turn.assistant,
-            at=turn.at,
-            session_id=turn.session_id,
-            source_ids=[turn.source_id] if turn.source_id is not None else [],
-            source_timestamps=[turn.at] if turn.at is not None else [],
-        )
-        for turn in batch
-    ]
+    return [prepare_imported(engine, turn) for turn in batch]
 
 
 def _store(engine: Engine, prepared: list[PreparedTurn], result: ImportResult) -> None:

@@ -29,7 +29,16 @@ if TYPE_CHECKING:
     from kioku.config.schema import Config
     from kioku.service.engine import Engine
 
-__all__ = ["PLACEHOLDER", "Item", "config_bytes", "prepare_item", "prepare_slice", "serve"]
+__all__ = [
+    "PLACEHOLDER",
+    "ImportedTurn",
+    "Item",
+    "config_bytes",
+    "prepare_imported",
+    "prepare_item",
+    "prepare_slice",
+    "serve",
+]
 
 #: The id suffix of a memory built in a worker; its real one is drawn by the importing process.
 PLACEHOLDER: Final = "00000000"
@@ -51,19 +60,46 @@ class Item:
     now: datetime
 
 
-def prepare_item(engine: Engine, item: Item, id_suffix: str | None) -> PreparedTurn:
-    """``item`` prepared as :func:`~.storing.prepare_turn` prepares a turn of an import."""
+class ImportedTurn(Protocol):
+    """A turn of an import as it is prepared (an ``ImportTurn``, or an :class:`Item`)."""
+
+    @property
+    def user(self) -> str: ...
+    @property
+    def assistant(self) -> str: ...
+    @property
+    def at(self) -> datetime | None: ...
+    @property
+    def session_id(self) -> str | None: ...
+    @property
+    def source_id(self) -> str | None: ...
+
+
+def prepare_imported(
+    engine: Engine,
+    turn: ImportedTurn,
+    *,
+    now: datetime | None = None,
+    id_suffix: str | None = None,
+) -> PreparedTurn:
+    """``turn`` prepared as :func:`~.storing.prepare_turn` prepares a turn of an import: at
+    its time (if it has one), with its source id."""
     return prepare_turn(
         engine,
-        item.user,
-        item.assistant,
-        at=item.at,
-        session_id=item.session_id,
-        source_ids=[item.source_id] if item.source_id is not None else [],
-        source_timestamps=[item.at] if item.at is not None else [],
-        now=item.now,
+        turn.user,
+        turn.assistant,
+        at=turn.at,
+        session_id=turn.session_id,
+        source_ids=[turn.source_id] if turn.source_id is not None else [],
+        source_timestamps=[turn.at] if turn.at is not None else [],
+        now=now,
         id_suffix=id_suffix,
     )
+
+
+def prepare_item(engine: Engine, item: Item, id_suffix: str | None) -> PreparedTurn:
+    """``item`` prepared at the moment the importing process gave it."""
+    return prepare_imported(engine, item, now=item.now, id_suffix=id_suffix)
 
 
 def _proxy(items: dict[str, Any]) -> MappingProxyType[str, Any]:

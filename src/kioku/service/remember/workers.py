@@ -41,10 +41,11 @@ from dataclasses import dataclass, field
 from multiprocessing import get_all_start_methods, get_context
 from multiprocessing.connection import wait
 from types import ModuleType, TracebackType
-from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal
 
 from kioku.errors import KiokuError
 from kioku.service.remember.worker_process import (
+    ImportedTurn,
     Item,
     config_bytes,
     prepare_item,
@@ -53,7 +54,6 @@ from kioku.service.remember.worker_process import (
 )
 
 if TYPE_CHECKING:
-    from datetime import datetime
     from multiprocessing.connection import Connection
     from multiprocessing.context import ForkServerContext, SpawnContext
     from multiprocessing.process import BaseProcess
@@ -99,21 +99,6 @@ _PRELOAD: Final = (
 )
 
 Workers = int | Literal["auto"]
-
-
-class _Turn(Protocol):
-    """A turn of an import as :class:`TurnPreparer` reads it (an ``ImportTurn``)."""
-
-    @property
-    def user(self) -> str: ...
-    @property
-    def assistant(self) -> str: ...
-    @property
-    def at(self) -> datetime | None: ...
-    @property
-    def session_id(self) -> str | None: ...
-    @property
-    def source_id(self) -> str | None: ...
 
 
 class WorkerStoppedError(KiokuError):
@@ -327,7 +312,7 @@ class TurnPreparer:
             worker.outbox.close()
         self._workers = []
 
-    def batches(self, batches: Sequence[Sequence[_Turn]]) -> Iterator[list[PreparedTurn]]:
+    def batches(self, batches: Sequence[Sequence[ImportedTurn]]) -> Iterator[list[PreparedTurn]]:
         """Each batch's turns prepared, in order; the next batches are being prepared while
         the caller stores one."""
         opened: deque[list[_Slice]] = deque()  # the batches handed out, in order
@@ -365,7 +350,7 @@ class TurnPreparer:
             if worker.outbox in ready:
                 worker.collect(block=True)
 
-    def _slices(self, batch: Sequence[_Turn]) -> list[_Slice]:
+    def _slices(self, batch: Sequence[ImportedTurn]) -> list[_Slice]:
         """The batch's turns in slices, each turn with the clock read for it (in turn
         order)."""
         clock = self._engine.clock
