@@ -186,6 +186,8 @@ def _neutral(text: str) -> str:
 def _text(field: str, value: object, limit: int, *, one_line: bool) -> str:
     if not isinstance(value, str):
         raise ValidationError(field, value, "a string")
+    if not value:
+        return value  # most of an event's fields are empty: nothing to clean or measure
     clean = _neutral(value)
     if one_line:
         clean = _LINE_BREAKS.sub(" ", clean)
@@ -217,7 +219,7 @@ def _check_ts(value: object) -> datetime:
     if not EARLIEST <= value < LATEST:
         raise ValidationError("ts", value, f"a time from {EARLIEST.year} to {LATEST.year}")
     # The log keeps seconds; dropping the rest here keeps a written event equal to its reading.
-    return value.replace(microsecond=0)
+    return value if value.microsecond == 0 else value.replace(microsecond=0)
 
 
 def _check_type(value: object) -> EventType:
@@ -235,7 +237,7 @@ def _check_memory_ids(value: object) -> tuple[str, ...]:
     ids = tuple(_text("memory_ids", item, MAX_ID_CHARS, one_line=True) for item in value)
     if any(not item for item in ids):
         raise ValidationError("memory_ids", value, "non-empty ids")
-    return ids
+    return value if all(a is b for a, b in zip(ids, value, strict=True)) else ids
 
 
 def _check_meta_value(key: str, value: object) -> MetaValue:
@@ -268,6 +270,8 @@ def _check_meta(value: object) -> tuple[tuple[str, MetaValue], ...]:
             raise ValidationError("meta key", pair[0], "a non-empty key used once")
         seen.add(key)
         pairs.append((key, _check_meta_value(key, pair[1])))
+    if all(a[0] is b[0] and a[1] is b[1] for a, b in zip(pairs, value, strict=True)):
+        return value  # nothing to fix
     return tuple(pairs)
 
 
@@ -289,15 +293,19 @@ def check_event(event: ActivityEvent) -> ActivityEvent:
         for attr, key in _NAMES
     }
     exit_code = None if event.exit_code is None else _json_int("exit", event.exit_code)
-    return replace(
-        event,
-        ts=_check_ts(event.ts),
-        type=_check_type(event.type),
-        content=_text("content", event.content, MAX_CONTENT_CHARS, one_line=False),
-        summary=_text("summary", event.summary, MAX_SUMMARY_CHARS, one_line=False),
-        exit_code=exit_code,
-        session_id=_text("session", event.session_id, MAX_ID_CHARS, one_line=True),
-        memory_ids=_check_memory_ids(event.memory_ids),
-        meta=_check_meta(event.meta),
+    checked: dict[str, object] = {
+        "ts": _check_ts(event.ts),
+        "type": _check_type(event.type),
+        "content": _text("content", event.content, MAX_CONTENT_CHARS, one_line=False),
+        "summary": _text("summary", event.summary, MAX_SUMMARY_CHARS, one_line=False),
+        "exit_code": exit_code,
+        "session_id": _text("session", event.session_id, MAX_ID_CHARS, one_line=True),
+        "memory_ids": _check_memory_ids(event.memory_ids),
+        "meta": _check_meta(event.meta),
         **names,
-    )
+    }
+    # An event already as it may be stored (one made by this function) is returned as it
+    # is: every check gives back the very value it was given when there is nothing to fix.
+    if all(value is getattr(event, attr) for attr, value in checked.items()):
+        return event
+    return replace(event, **checked)  # type: ignore[arg-type]
