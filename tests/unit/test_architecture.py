@@ -28,6 +28,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "kioku.records": (),
     "kioku.digests": (),
     "kioku.logs": (),
+    "kioku.threads": (),
 }
 #: What each part of kioku must not import (by module-name prefix).
 FORBIDDEN: dict[str, tuple[str, ...]] = {

@@ -17,37 +17,20 @@ threads are not in it.
 
 from __future__ import annotations
 
-import os
-import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Final
 
+from kioku.threads import ProcessThreads
+
 if TYPE_CHECKING:
-    from concurrent.futures import Future, ThreadPoolExecutor
+    from concurrent.futures import Future
 
 __all__ = ["SEARCH_THREADS", "Ahead"]
 
 #: Vector searches of concurrent recalls that run at once; more wait for a free thread.
 SEARCH_THREADS: Final = 8
 
-_pool: tuple[int, ThreadPoolExecutor] | None = None
-_pool_lock = threading.Lock()
-
-
-def _threads() -> ThreadPoolExecutor:
-    """This process's pool of search threads, made on first use."""
-    global _pool
-    pid = os.getpid()
-    pool = _pool
-    if pool is None or pool[0] != pid:
-        with _pool_lock:
-            pool = _pool
-            if pool is None or pool[0] != pid:
-                from concurrent.futures import ThreadPoolExecutor
-
-                executor = ThreadPoolExecutor(SEARCH_THREADS, thread_name_prefix="kioku-vector")
-                pool = _pool = (pid, executor)
-    return pool[1]
+_SEARCHES = ProcessThreads(SEARCH_THREADS, "kioku-vector")
 
 
 class Ahead:
@@ -56,7 +39,7 @@ class Ahead:
     __slots__ = ("_future",)
 
     def __init__(self, work: Callable[[], list[tuple[str, float]]]) -> None:
-        self._future: Future[list[tuple[str, float]]] = _threads().submit(work)
+        self._future: Future[list[tuple[str, float]]] = _SEARCHES.get().submit(work)
 
     def wait(self) -> None:
         """Wait for the search to end, whatever its outcome (the caller is leaving on an

@@ -30,7 +30,6 @@ the first batches itself. A worker that dies fails the import with
 
 from __future__ import annotations
 
-import os
 import secrets
 import sys
 import threading
@@ -52,6 +51,7 @@ from kioku.service.remember.worker_process import (
     prepare_slice,
     serve,
 )
+from kioku.threads import usable_cpus
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
@@ -111,13 +111,6 @@ class WorkerStoppedError(KiokuError):
             hint="run the import again to resume it, or with --workers 1 "
             "(ingest.workers = 1) to prepare the turns in this process",
         )
-
-
-def usable_cpus() -> int:
-    """The CPUs this process may run on (its affinity where the platform tells it)."""
-    if hasattr(os, "sched_getaffinity"):
-        return len(os.sched_getaffinity(0))
-    return os.cpu_count() or 1
 
 
 def preparing_processes(setting: Workers, turns: int) -> int:

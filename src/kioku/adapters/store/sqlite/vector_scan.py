@@ -25,15 +25,16 @@ So the result is the same whichever screening ran, and never depends on the load
 from __future__ import annotations
 
 import math
-import os
-import threading
-from concurrent.futures import ThreadPoolExecutor
-from typing import Final, Protocol
+from typing import TYPE_CHECKING, Final, Protocol
 
 import numpy as np
 import numpy.typing as npt
 
 from kioku.core.blas import threads_for
+from kioku.threads import ProcessThreads, usable_cpus
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 __all__ = ["SPARSE_SHARE", "error_bound", "exact_scores", "kth_best", "screen", "top_rows"]
 
@@ -67,8 +68,7 @@ _SAMPLE_FROM: Final = 1 << 17
 #: the process may run on two CPUs or more: two cores read the matrix in about two-thirds
 #: of the time.
 SPLIT_FROM: Final = 1 << 23
-_pool: tuple[int, ThreadPoolExecutor | None] | None = None
-_pool_lock = threading.Lock()
+_SCREENS = ProcessThreads(1, "kioku-screen")
 _SAMPLE_ROWS: Final = 1 << 16
 _SAMPLE_MARGIN: Final = 8
 
@@ -124,22 +124,8 @@ def screen(columns: FloatMatrix, unit: FloatVector) -> FloatVector:
 
 
 def _helper() -> ThreadPoolExecutor | None:
-    """The thread that screens half of a large sparse scan (None on a single CPU). A forked
-    child makes its own: the parent's thread is not in it."""
-    global _pool
-    pid = os.getpid()
-    if _pool is None or _pool[0] != pid:
-        with _pool_lock:
-            if _pool is None or _pool[0] != pid:
-                if hasattr(os, "sched_getaffinity"):  # the CPUs this process may run on
-                    cpus = len(os.sched_getaffinity(0))
-                else:
-                    cpus = os.cpu_count() or 1
-                pool = (
-                    ThreadPoolExecutor(1, thread_name_prefix="kioku-screen") if cpus > 1 else None
-                )
-                _pool = (pid, pool)
-    return _pool[1]
+    """The thread that screens half of a large sparse scan (None on a single CPU)."""
+    return _SCREENS.get() if usable_cpus() > 1 else None
 
 
 def _products(
