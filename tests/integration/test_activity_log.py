@@ -392,3 +392,22 @@ def test_erasing_a_person_takes_their_session_encoding_state_too(home: Path) -> 
         erin.erase_user("erin", erin.plan_erasure().token)
         assert erin.store.get_state('encoding:["erin", "default", "s1"]') is None
         assert erin.activity() == []
+
+
+def test_logged_lines_are_checked_whether_or_not_make_event_made_them(kioku: Kioku) -> None:
+    """make_event's events are written without a second check, to the same line as
+    to_jsonl writes; an event built by hand, with characters a line must not hold, is still
+    checked when it is logged."""
+    from kioku.core.activity.events import ActivityEvent, EventType
+    from kioku.core.activity.jsonl import to_jsonl
+    from kioku.service.activity.log import log_events, make_event
+
+    made = make_event(kioku, EventType.MEMORY_WRITE, "made\u2028here", session_id="s1")
+    by_hand = ActivityEvent(
+        ts=NOW, type=EventType.MEMORY_WRITE, content="by\x85hand\u2029", session_id="s1"
+    )
+    log_events(kioku, [made, by_hand])
+    lines = [stored.line for stored, _ in kioku.activity(types=["memory_write"])]
+    assert lines == [to_jsonl(made), to_jsonl(by_hand)]
+    for line in lines:
+        assert not {"\u2028", "\u2029", "\x85"} & set(line)

@@ -25,7 +25,7 @@ from kioku.core.activity.events import ActivityEvent, MetaValue, check_event
 from kioku.core.timefmt import format_ts
 from kioku.errors import ValidationError
 
-__all__ = ["KEYS", "day_file_name", "from_jsonl", "to_jsonl"]
+__all__ = ["KEYS", "checked_line", "day_file_name", "from_jsonl", "to_jsonl"]
 
 #: The keys of a line in the order they are written, each with the attribute it holds.
 _FIELDS: Final = (
@@ -63,7 +63,12 @@ def to_jsonl(event: ActivityEvent) -> str:
     """The event as one JSON line, without the line feed. The event is checked first
     (:func:`~kioku.core.activity.events.check_event`), so what is written can be read back:
     ``from_jsonl(to_jsonl(e)) == check_event(e)``."""
-    event = check_event(event)
+    return checked_line(check_event(event))
+
+
+def checked_line(event: ActivityEvent) -> str:
+    """:func:`to_jsonl` of an event that :func:`~kioku.core.activity.events.check_event`
+    returned, which it would return as it is: the check is not made again."""
     record: dict[str, object] = {"ts": format_ts(event.ts), "type": event.type.value}
     for key, attribute in _FIELDS[2:]:
         value = getattr(event, attribute)

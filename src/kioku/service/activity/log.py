@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Final
 
 from kioku.core.activity.events import ActivityEvent, EventType, check_event
-from kioku.core.activity.jsonl import from_jsonl, to_jsonl
+from kioku.core.activity.jsonl import checked_line, from_jsonl, to_jsonl
 from kioku.errors import KiokuError
 from kioku.ports.store import ActivityQuery, ActivityRow, StoredActivity
 from kioku.service.engine import warn
@@ -48,7 +48,24 @@ def make_event(
         agent_id=engine.agent_id,
         **fields,  # type: ignore[arg-type]
     )
-    return check_event(event)
+    checked = check_event(event)
+    if len(_MADE) >= _MADE_KEPT:
+        _MADE.clear()
+    _MADE[id(checked)] = checked
+    return checked
+
+
+#: The events :func:`make_event` checked lately, by identity: :func:`log_events` writes them
+#: without checking them again (a stored turn's lines are made and written at once). Each is
+#: held here, so its id names no other object while it is kept.
+_MADE: dict[int, ActivityEvent] = {}
+_MADE_KEPT: Final = 512
+
+
+def _line(event: ActivityEvent) -> str:
+    if _MADE.get(id(event)) is event:
+        return checked_line(event)
+    return to_jsonl(event)
 
 
 def log_events(engine: Engine, events: Sequence[ActivityEvent]) -> None:
@@ -63,7 +80,7 @@ def log_events(engine: Engine, events: Sequence[ActivityEvent]) -> None:
                     type=e.type.value,
                     user_id=e.user_id or engine.user_id,
                     agent_id=e.agent_id or engine.agent_id,
-                    line=to_jsonl(e),
+                    line=_line(e),
                     session_id=e.session_id or None,
                     memory_ids=e.memory_ids,
                 )

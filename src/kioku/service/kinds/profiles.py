@@ -50,7 +50,8 @@ def _extracts_profiles(analyzer: object) -> bool:
 
 class KnownProfiles:
     """The profiles of a scope as :func:`profiles` lists them, read once for a run of turns
-    that learn in turn (:func:`learn_from_turn`) and read again after a turn writes one.
+    that learn in turn (:func:`learn_from_turn`), kept up to date as they write profiles, and
+    read again after a turn makes a new one.
 
     Valid only while nothing but those calls writes profiles of the scope.
     """
@@ -66,6 +67,20 @@ class KnownProfiles:
         return self._listed
 
     def forget(self) -> None:
+        self._listed = None
+
+    def wrote(self, written: Memory, *, new: bool) -> None:
+        """``written`` was stored: an update takes the place of the profile it changed, as
+        listing again would give it (the list is ordered by creation); a new profile is
+        listed again."""
+        listed = self._listed
+        if new or listed is None:
+            self._listed = None
+            return
+        for place, memory in enumerate(listed):
+            if memory.id == written.id:
+                listed[place] = written
+                return
         self._listed = None
 
 
@@ -162,9 +177,8 @@ def learn_from_turn(
     written: Memory | None = None
     with engine.store.atomic():
         for memory, details in mentioned:
-            _save(engine, memory, details.person, count_mention(details, person))
-        if mentioned:
-            known.forget()
+            saved = _save(engine, memory, details.person, count_mention(details, person))
+            known.wrote(saved, new=False)
         if claims:
             own = _find(known.get(engine), _check_name(person))
             details = (
@@ -174,7 +188,7 @@ def learn_from_turn(
             )
             merged = merge_claims(details, claims, episode.id, episode.created)
             written = _save(engine, own, person, merged)
-    known.forget()
+            known.wrote(written, new=own is None)
     return written
 
 

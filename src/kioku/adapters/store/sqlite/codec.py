@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import struct
 import sys
 from array import array
 from collections.abc import Mapping, Sequence
@@ -40,6 +41,7 @@ __all__ = [
     "encode_row",
     "encode_text_list",
     "encode_ts",
+    "float32_layout",
     "local_zone",
 ]
 
@@ -115,13 +117,19 @@ def encode_embedding(embedding: Embedding | None) -> tuple[bytes | None, str | N
     """``(blob, model, dim)``: float32 little-endian whatever the host's byte order."""
     if embedding is None:
         return None, None, None
+    vector = embedding.vector
     try:
-        values = array(_FLOAT32, embedding.vector)
-    except (TypeError, OverflowError) as exc:
+        blob = float32_layout(len(vector)).pack(*vector)
+    except (TypeError, OverflowError, struct.error) as exc:
         raise ValidationError("embedding", embedding.model, "a vector of finite floats") from exc
-    if _BIG_ENDIAN:  # pragma: no cover - exercised only on big-endian hosts
-        values.byteswap()
-    return values.tobytes(), embedding.model, len(values)
+    return blob, embedding.model, len(vector)
+
+
+@lru_cache(maxsize=64)
+def float32_layout(dim: int) -> struct.Struct:
+    """The layout of ``dim`` float32 values, little-endian (packing a tuple with it takes less
+    than half the time an ``array`` built from the tuple does)."""
+    return struct.Struct(f"<{dim}f")
 
 
 def decode_embedding(
