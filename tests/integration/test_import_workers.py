@@ -20,6 +20,8 @@ import os
 import random
 import signal
 import sqlite3
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -113,6 +115,17 @@ def seeded(monkeypatch: pytest.MonkeyPatch) -> Callable[[], None]:
     return reseed
 
 
+@pytest.fixture(params=["fork", "forkserver"])
+def started_by(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Workers forked from this process, or started by the fork server (the two ways
+    :func:`~kioku.service.remember.workers.start_method` chooses between on Linux)."""
+    method = str(request.param)
+    if method not in multiprocessing.get_all_start_methods():
+        pytest.skip(f"{method} is not a start method here")
+    monkeypatch.setattr(TurnPreparer, "method", method)
+    return method
+
+
 @pytest.fixture
 def workers_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every batch prepared by the workers (none in this process while they start), so the
@@ -178,7 +191,7 @@ def _same_imports(tmp_path: Path, turns: list[ImportTurn], reseed: Callable[[], 
 
 
 def test_workers_store_what_one_process_stores(
-    tmp_path: Path, seeded: Callable[[], None], workers_only: None
+    tmp_path: Path, seeded: Callable[[], None], workers_only: None, started_by: str
 ) -> None:
     turns = _turns(300, seed=1)
     rows = _same_imports(tmp_path, turns, seeded)
@@ -186,7 +199,7 @@ def test_workers_store_what_one_process_stores(
 
 
 def test_the_first_batches_prepared_here_while_workers_start(
-    tmp_path: Path, seeded: Callable[[], None]
+    tmp_path: Path, seeded: Callable[[], None], started_by: str
 ) -> None:
     """With the head start (the default) some batches may be prepared here, the rest by
     the workers: the same store either way."""
@@ -219,7 +232,7 @@ def _failing(turns: list[ImportTurn], place: int) -> list[ImportTurn]:
 
 
 def test_a_turn_failing_in_a_worker_fails_as_in_process(
-    tmp_path: Path, seeded: Callable[[], None], workers_only: None
+    tmp_path: Path, seeded: Callable[[], None], workers_only: None, started_by: str
 ) -> None:
     turns = _failing(_turns(260, seed=3), 180)  # in the fourth batch of 50
     errors: list[ValidationError] = []
@@ -271,7 +284,9 @@ def _kill_a_worker_when_one_starts(stop: threading.Event) -> None:
 
 
 @pytest.mark.skipif(not hasattr(signal, "SIGKILL"), reason="needs SIGKILL")
-def test_a_killed_worker_fails_the_import_clearly(tmp_path: Path, workers_only: None) -> None:
+def test_a_killed_worker_fails_the_import_clearly(
+    tmp_path: Path, workers_only: None, started_by: str
+) -> None:
     turns = _turns(1500, seed=4)
     stop = threading.Event()
     killer = threading.Thread(target=_kill_a_worker_when_one_starts, args=(stop,))
@@ -300,3 +315,28 @@ def test_a_killed_worker_fails_the_import_clearly(tmp_path: Path, workers_only: 
 def _no_workers_left() -> Iterator[None]:
     yield
     assert not multiprocessing.active_children()
+
+
+_CHOSEN = """
+import sys, threading
+from kioku.service.remember.workers import start_method
+if sys.argv[1] == "thread":
+    stop = threading.Event()
+    threading.Thread(target=stop.wait, daemon=True).start()
+print(start_method())
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the rule forks on Linux only")
+@pytest.mark.parametrize(("threads", "expected"), [("one", "fork"), ("thread", "forkserver")])
+def test_workers_are_forked_only_from_a_process_of_one_thread(threads: str, expected: str) -> None:
+    """A fresh process of one thread forks its workers; with another thread running (a lock
+    it holds would stay held in a forked child) the fork server starts them."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CHOSEN, threads],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert done.stdout.strip() == expected

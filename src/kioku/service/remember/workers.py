@@ -6,8 +6,10 @@ and, given the moment it is made at and its id, depends on nothing but the turn,
 configuration and the owner. An import of many turns therefore has worker processes of the
 standard library's :mod:`multiprocessing` prepare slices of its batches while this process
 stores the batch before and prepares what no worker has taken; batches are stored in order.
-Workers are started by a fork server (``forkserver``, where the platform has it, else
-``spawn``), never forked from this process, which may have threads.
+Workers are forked from this process on Linux while it runs a single thread (they start in
+milliseconds, sharing what it has loaded); otherwise, since a fork taken while other threads
+hold locks can leave the child stuck, they are started by a fork server (``forkserver``,
+where the platform has it, else ``spawn``): see :func:`start_method`.
 
 What is stored is what preparing every turn in this process stores:
 
@@ -55,7 +57,7 @@ from kioku.threads import usable_cpus
 
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
-    from multiprocessing.context import ForkServerContext, SpawnContext
+    from multiprocessing.context import ForkContext, ForkServerContext, SpawnContext
     from multiprocessing.process import BaseProcess
     from multiprocessing.queues import Queue
 
@@ -65,11 +67,13 @@ if TYPE_CHECKING:
 __all__ = [
     "AUTO_MAX_PROCESSES",
     "AUTO_MIN_TURNS",
+    "StartMethod",
     "TurnPreparer",
     "WorkerStoppedError",
     "Workers",
     "from_configuration",
     "preparing_processes",
+    "start_method",
     "usable_cpus",
 ]
 
@@ -144,11 +148,28 @@ def from_configuration(engine: Engine) -> bool:
     return embedder.model_id == create_embedder(config.embedding, env={}).model_id
 
 
-def _context() -> ForkServerContext | SpawnContext:
-    """How workers are started: ``forkserver`` where the platform has it (a server process
+StartMethod = Literal["fork", "forkserver", "spawn"]
+
+
+def start_method(chosen: StartMethod | None = None) -> StartMethod:
+    """How workers are started (``chosen``, when the platform has it, else by this rule):
+    ``fork`` on Linux while this process runs one thread (a forked worker starts with all
+    that this process has loaded, at once; with other threads running, a lock one of them
+    held would stay held in the child, so then never), else ``forkserver`` (a server process
     that has imported what a worker runs, started once per process, forks each worker from
-    itself), else ``spawn``. Never ``fork``: this process may have threads."""
-    if "forkserver" in get_all_start_methods():
+    itself: a few tenths of a second for the first import of a process), else ``spawn``."""
+    methods = get_all_start_methods()
+    if chosen is not None and chosen in methods:
+        return chosen
+    if sys.platform.startswith("linux") and "fork" in methods and threading.active_count() == 1:
+        return "fork"
+    return "forkserver" if "forkserver" in methods else "spawn"
+
+
+def _context(method: StartMethod) -> ForkContext | ForkServerContext | SpawnContext:
+    if method == "fork":
+        return get_context("fork")
+    if method == "forkserver":
         context = get_context("forkserver")
         context.set_forkserver_preload(list(_PRELOAD))
         return context
@@ -156,11 +177,15 @@ def _context() -> ForkServerContext | SpawnContext:
 
 
 @contextmanager
-def _main_left_out() -> Iterator[None]:
+def _main_left_out(method: StartMethod) -> Iterator[None]:
     """Start processes without the caller's main module: a started process runs the script
     that started its parent again (as ``__mp_main__``) unless that module is ``__main__``
     of a package, and a worker needs nothing of it. A script importing without an
-    ``if __name__ == "__main__":`` guard would otherwise import again in every worker."""
+    ``if __name__ == "__main__":`` guard would otherwise import again in every worker. A
+    forked worker runs nothing again: it has the module already."""
+    if method == "fork":
+        yield
+        return
     main = sys.modules["__main__"]
     sys.modules["__main__"] = ModuleType("__main__")
     try:
@@ -231,6 +256,8 @@ class TurnPreparer:
     #: Whether this process prepares slices itself (off: every slice waits for a worker,
     #: as a test that wants them all prepared there asks).
     head_start: ClassVar[bool] = True
+    #: How workers are started (None: by :func:`start_method`'s rule).
+    method: ClassVar[StartMethod | None] = None
 
     def __init__(self, engine: Engine, processes: int) -> None:
         self._engine = engine
@@ -238,15 +265,28 @@ class TurnPreparer:
         self._workers: list[_Worker] = []  # the ones started
         self._starter: threading.Thread | None = None
         self._failure: BaseException | None = None
+        #: How this import's workers are started (decided when they are).
+        self.started_by: StartMethod | None = None
 
     def __enter__(self) -> TurnPreparer:
-        if self._count and self.head_start:
+        if not self._count:
+            return self
+        method = start_method(self.method)
+        if method == "fork":
+            # What every turn loads (lexicons, patterns, the Japanese dictionary) is loaded
+            # here first, so each forked worker shares it instead of loading it again; the
+            # forks themselves take milliseconds, from this thread, before any other starts.
+            import kioku.service.remember.worker_warmup  # noqa: F401
+
+            self._start(method)
+            self._check()
+        elif self.head_start:
             # The first start in a process waits for the fork server to import what a
             # worker runs (a few tenths of a second): meanwhile this one prepares turns.
-            self._starter = threading.Thread(target=self._start, daemon=True)
+            self._starter = threading.Thread(target=self._start, args=(method,), daemon=True)
             self._starter.start()
-        elif self._count:
-            self._start()
+        else:
+            self._start(method)
             self._check()
         return self
 
@@ -258,14 +298,15 @@ class TurnPreparer:
     ) -> None:
         self._stop()
 
-    def _start(self) -> None:
+    def _start(self, method: StartMethod) -> None:
         """Start the workers (each is used from when it is in ``_workers``); trouble is kept
         for the importing thread (:meth:`_check`)."""
         engine = self._engine
+        self.started_by = method
         try:
-            context = _context()
+            context = _context(method)
             config = config_bytes(engine.config)
-            with _main_left_out():
+            with _main_left_out(method):
                 for _ in range(self._count):
                     inbox: Queue[list[Item] | None] = context.Queue()
                     outbox, their_end = context.Pipe(duplex=False)
