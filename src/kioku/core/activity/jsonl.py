@@ -53,6 +53,10 @@ _STRING_KEYS: Final = frozenset(KEYS) - {"ts", "type", "exit", "memory_ids", "me
 
 _UNSAFE: Final = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff]")
 _EXCERPT: Final = 80
+#: ``json.dumps`` with these settings, without building an encoder for every line.
+_compact_json: Final = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), allow_nan=False
+).encode
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -83,7 +87,7 @@ def checked_line(event: ActivityEvent) -> str:
                 record[key] = dict(value)
         elif value:
             record[key] = value
-    line = json.dumps(record, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    line = _compact_json(record)
     return _UNSAFE.sub(_escape, line)
 
 

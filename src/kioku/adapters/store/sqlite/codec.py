@@ -109,8 +109,12 @@ def encode_instant(moment: datetime | None, field: str = "timestamp") -> float |
     return None if moment is None else epoch_seconds(field, moment)
 
 
+#: ``json.dumps(value, ensure_ascii=False)``, without building an encoder for every call.
+_to_json: Final = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def encode_text_list(values: Sequence[str]) -> str:
-    return json.dumps(list(values), ensure_ascii=False) if values else "[]"
+    return _to_json(list(values)) if values else "[]"
 
 
 def encode_embedding(embedding: Embedding | None) -> tuple[bytes | None, str | None, int | None]:
@@ -184,10 +188,7 @@ def encode_memory(memory: Memory) -> tuple[object, ...]:
         str(memory.kind),
         memory.session_id,
         encode_text_list(memory.source_ids),
-        json.dumps(
-            [encode_ts(ts, "source_timestamps") for ts in memory.source_timestamps],
-            ensure_ascii=False,
-        ),
+        _to_json([encode_ts(ts, "source_timestamps") for ts in memory.source_timestamps]),
         encode_ts(memory.updated_at, "updated_at"),
         details_to_json(memory.details),
     )
