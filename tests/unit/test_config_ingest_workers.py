@@ -4,6 +4,7 @@ processes an import gets from it."""
 
 from __future__ import annotations
 
+import multiprocessing
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ from kioku.errors import ConfigError
 from kioku.service.remember.workers import (
     AUTO_MAX_PROCESSES,
     AUTO_MIN_TURNS,
+    AUTO_MIN_TURNS_FORKED,
+    TurnPreparer,
     preparing_processes,
     usable_cpus,
 )
@@ -80,8 +83,18 @@ def test_a_number_is_the_processes(count: int, turns: int) -> None:
     assert preparing_processes(count, turns) == max(1, count)
 
 
-@given(st.integers(0, 100_000))
-def test_auto_by_the_cpus_and_the_size(turns: int) -> None:
+@pytest.mark.parametrize("method", ["fork", "forkserver"])
+@given(turns=st.integers(0, 100_000))
+def test_auto_by_the_cpus_and_the_size(method: str, turns: int) -> None:
+    """Forked workers pay for their start from a smaller import than a fork server's."""
+    if method not in multiprocessing.get_all_start_methods():
+        pytest.skip(f"{method} is not a start method here")
+    least = AUTO_MIN_TURNS_FORKED if method == "fork" else AUTO_MIN_TURNS
     cpus = usable_cpus()
-    wanted = min(cpus, AUTO_MAX_PROCESSES) if cpus >= 2 and turns >= AUTO_MIN_TURNS else 1
-    assert preparing_processes("auto", turns) == wanted
+    wanted = min(cpus, AUTO_MAX_PROCESSES) if cpus >= 2 and turns >= least else 1
+    saved = TurnPreparer.method
+    TurnPreparer.method = method  # type: ignore[assignment]
+    try:
+        assert preparing_processes("auto", turns) == wanted
+    finally:
+        TurnPreparer.method = saved

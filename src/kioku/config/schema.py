@@ -369,7 +369,8 @@ class IngestConfig(Record):
     """``[ingest]``: importing history (a kioku addition)."""
 
     #: Processes preparing an import's turns (offline analyzer and embedder), the importing
-    #: one included: "auto" (one per CPU for 400 turns or more), a number, 0 or 1 (it alone).
+    #: one included: "auto" (one per CPU for 200 turns or more, 400 where workers are not
+    #: forked), a number, 0 or 1 (it alone).
     workers: int | Literal["auto"] = "auto"
 
 

@@ -158,7 +158,7 @@ def import_cmd(
     Turns (jsonl, chatgpt) are analysed and embedded by --workers processes, this one and
     worker processes, with the offline analyzer and embedder; what is stored is the same
     whatever their number. "auto" (the default of ingest.workers) uses one per CPU for an
-    import of 400 turns or more.
+    import of 200 turns or more (400 where the workers cannot be forked).
     """
     chosen = _format(source_format, layout)
     if skip_invalid and chosen != "jsonl":

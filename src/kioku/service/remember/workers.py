@@ -67,6 +67,7 @@ if TYPE_CHECKING:
 __all__ = [
     "AUTO_MAX_PROCESSES",
     "AUTO_MIN_TURNS",
+    "AUTO_MIN_TURNS_FORKED",
     "StartMethod",
     "TurnPreparer",
     "WorkerStoppedError",
@@ -78,8 +79,12 @@ __all__ = [
 ]
 
 #: ``ingest.workers = "auto"`` uses workers for an import of at least this many turns to
-#: prepare: a smaller one is done before a worker would have paid for its start.
+#: prepare: a smaller one is done before a worker would have paid for its start (a fork
+#: server's first start takes a few tenths of a second).
 AUTO_MIN_TURNS: Final = 400
+#: The same when the workers are forked, which start in tens of milliseconds (two processes
+#: were 1.33 times as fast as one at 200 turns, as fast at 100: docs/benchmarks.md).
+AUTO_MIN_TURNS_FORKED: Final = 200
 #: ``"auto"`` has at most this many processes prepare turns: the writes of this process (a
 #: third of a turn's time) bound what more could add.
 AUTO_MAX_PROCESSES: Final = 4
@@ -122,11 +127,13 @@ def preparing_processes(setting: Workers, turns: int) -> int:
     (1: it alone).
 
     ``"auto"``: one per usable CPU (at most :data:`AUTO_MAX_PROCESSES`) when there are at
-    least two and the import has :data:`AUTO_MIN_TURNS` turns; a number: that many (0 is
-    1)."""
+    least two and the import has :data:`AUTO_MIN_TURNS` turns (:data:`AUTO_MIN_TURNS_FORKED`
+    when its workers would be forked: :func:`start_method`); a number: that many (0 is 1)."""
     if setting == "auto":
         cpus = usable_cpus()
-        return min(cpus, AUTO_MAX_PROCESSES) if cpus >= 2 and turns >= AUTO_MIN_TURNS else 1
+        forked = start_method(TurnPreparer.method) == "fork"
+        enough = turns >= (AUTO_MIN_TURNS_FORKED if forked else AUTO_MIN_TURNS)
+        return min(cpus, AUTO_MAX_PROCESSES) if cpus >= 2 and enough else 1
     return max(1, setting)
 
 
