@@ -6,6 +6,7 @@ import json
 import math
 import subprocess
 import sys
+from array import array
 
 import numpy as np
 import pytest
@@ -173,6 +174,10 @@ def test_embed_one_is_byte_identical_to_embed(
     assert matrix.flags.c_contiguous
     assert matrix.flags.writeable
     assert matrix.tobytes() == b"".join(embedder.embed_one(t).tobytes() for t in batch)
+    values = embedder.embed_values(text)
+    assert type(values) is tuple
+    assert array("f", values).tobytes() == one.tobytes()
+    assert [x.hex() for x in values] == [x.hex() for x in one]  # the same floats, zeros' signs too
 
 
 @pytest.mark.parametrize("text", ["", "   ", "!?。、…", "the and of"])

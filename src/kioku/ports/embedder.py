@@ -42,3 +42,8 @@ class TextEmbedder(Protocol):
     processes that should not import it; the numbers equal ``embed([text])[0]``."""
 
     def embed_one(self, text: str) -> Sequence[float]: ...
+
+    def embed_values(self, text: str) -> tuple[float, ...]:
+        """The numbers of :meth:`embed_one` as a tuple, the form a memory holds its vector in
+        (made without a float object for every zero)."""
+        ...

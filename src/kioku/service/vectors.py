@@ -50,7 +50,7 @@ def embed_memory(engine: Engine, memory: Memory) -> Memory:
     text = f"{memory.trigger}\n{memory.content}"
     if _embeds_one(embedder):
         # The same numbers as embed([text])[0], without building a numpy matrix of one row.
-        vector = tuple(cast("TextEmbedder", embedder).embed_one(text))
+        vector = cast("TextEmbedder", embedder).embed_values(text)
     else:
         vector = tuple(embedder.embed([text])[0].tolist())
     return replace(memory, embedding=Embedding(embedder.model_id, vector))

@@ -8,8 +8,9 @@ paraphrases with no word in common. ``docs/embedders.md`` gives the measurements
 
 The vector of one text is computed in plain Python, without numpy (:meth:`HashEmbedder.embed_one`,
 for short-lived processes that cannot afford numpy's import): bucket sums in feature order, norms
-with :func:`math.fsum`, rounded to float32 last. :meth:`HashEmbedder.embed` stacks those rows into
-a numpy matrix, so the two agree byte for byte.
+with :func:`math.fsum`, rounded to float32 last. :meth:`HashEmbedder.embed_values` gives the same
+numbers as the tuple a memory holds; :meth:`HashEmbedder.embed` stacks those rows into a numpy
+matrix, so all three agree byte for byte.
 
 The ``model_id`` names the algorithm version, the dimension and the Japanese word source
 (``offline:hash-v1-1024`` with fugashi + UniDic, ``offline:hash-v1-1024-script`` without), so
@@ -203,7 +204,13 @@ class HashEmbedder:
         return out
 
     def embed_one(self, text: str) -> array[float]:
-        """The unit (or, with no features, zero) float32 vector of one text, without numpy.
+        """The unit (or, with no features, zero) float32 vector of one text, without numpy
+        (:meth:`embed_values` as a float32 array)."""
+        return array("f", self.embed_values(text))
+
+    def embed_values(self, text: str) -> tuple[float, ...]:
+        """The numbers of :meth:`embed_one` as a tuple of floats (each a float32 value), as a
+        memory holds its vector.
 
         Each feature adds ``±(1 + ln count)`` (times ``_HIRAGANA_SCALE`` for all-hiragana
         n-grams) to its hashed bucket, in feature order; each group is divided by its length and
@@ -249,14 +256,18 @@ class HashEmbedder:
                 add = combined.get
                 for bucket, v in group.items():
                     combined[bucket] = add(bucket, 0.0) + weight * (v / norm)
-        vector = array("f", bytes(4 * self._dim))
+        # Most buckets stay zero and share one float; only the buckets a feature reached are
+        # rounded to float32 (through an array) and set. A tuple of every bucket read from a
+        # float32 array would make a new float for each of them.
+        vector = [0.0] * self._dim
         if combined:
             values = combined.values()
             norm = math.sqrt(math.fsum(map(mul, values, values)))
             if norm > _TINY:
-                for bucket, c in combined.items():
-                    vector[bucket] = c / norm
-        return vector
+                rounded = array("f", [c / norm for c in values])
+                for bucket, value in zip(combined, rounded, strict=True):
+                    vector[bucket] = value
+        return tuple(vector)
 
     def _slot(self, feature: str) -> tuple[int, float]:
         """A feature's bucket and signed scale: ``±1`` (``±_HIRAGANA_SCALE`` for ``h:``)."""

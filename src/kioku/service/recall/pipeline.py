@@ -210,7 +210,7 @@ def query_vector(embedder: Embedder, text: str) -> list[float]:
     one does it without numpy) is asked that way, so a hook's fresh process need not load
     numpy; its numbers are the same as ``embed([text])[0]``."""
     if isinstance(embedder, TextEmbedder):
-        return list(embedder.embed_one(text))
+        return list(embedder.embed_values(text))
     vector: list[float] = embedder.embed([text])[0].tolist()
     return vector
 
