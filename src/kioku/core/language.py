@@ -20,14 +20,26 @@ _LATIN_WEIGHT: Final = 0.5
 #: Kanji-only text longer than this is more likely Chinese than Japanese.
 _KANJI_ONLY_LIMIT: Final = 24
 
+#: ASCII letters, and the ASCII characters that are neither letters nor symbols (space and
+#: control characters), for :func:`script_counts`.
+_ASCII_LETTERS: Final = bytes(range(0x41, 0x5B)) + bytes(range(0x61, 0x7B))
+_ASCII_BLANKS: Final = bytes(range(0x21))
+
 
 def script_counts(text: str) -> tuple[int, int, int, int, int]:
     """Count (kana, kanji, latin letters, letters of other scripts, symbols) in ``text``'s start.
 
     Symbols are visible characters that are not letters: punctuation, digits, emoji, garbage.
     """
+    sample = text[:_SCAN_LIMIT]
+    if sample.isascii():
+        # What the loop below counts in ASCII, counted in C: letters, then the visible
+        # characters that are none.
+        data = sample.encode("ascii")
+        rest = data.translate(None, _ASCII_LETTERS)
+        return 0, 0, len(data) - len(rest), 0, len(rest.translate(None, _ASCII_BLANKS))
     kana = kanji = latin = other = symbols = 0
-    for ch in text[:_SCAN_LIMIT]:
+    for ch in sample:
         o = ord(ch)
         if o < 0x80:
             if 0x61 <= (o | 0x20) <= 0x7A:
