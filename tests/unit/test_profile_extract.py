@@ -421,3 +421,18 @@ def test_only_patterns_that_start_with_the_word_are_gated() -> None:
     assert not _alternatives(r"[^]|]a")
     gated = [rule for rule in _RULES if rule[5] >= 0]
     assert 20 <= len(gated) < len(_RULES)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_CUE_TEXT)
+def test_every_match_of_a_rule_holds_one_of_its_words(text: str) -> None:
+    from kioku.core.profiles.extract_en import _RULES, _WORDS
+
+    assert len(_WORDS) == len(_RULES)
+    for sentence in [text, *_CLAIMS]:
+        if not sentence.isascii():
+            continue
+        low = sentence.lower()
+        for rule, words in zip(_RULES, _WORDS, strict=True):
+            if words and rule[4].search(sentence):
+                assert any(word in low for word in words), (rule[1], sentence)
