@@ -133,6 +133,8 @@ def normalise_keywords(keywords: Iterable[object]) -> tuple[str, ...]:
 
 def is_blank(text: str) -> bool:
     """Whether ``text`` shows nothing: only whitespace, control or format characters."""
+    if text and "!" <= text[0] <= "~":
+        return False  # a visible ASCII character first, as most text has
     return all(unicodedata.category(c) in _INVISIBLE for c in text)
 
 
@@ -201,7 +203,11 @@ def check_provenance_id(field: str, value: object) -> str:
     allowed = f"a non-empty id of at most {MAX_ID_CHARS} characters, without control characters"
     if not isinstance(value, str) or is_blank(value) or len(value) > MAX_ID_CHARS:
         raise ValidationError(field, value, allowed)
-    if _has_surrogate(value) or any(unicodedata.category(c) == "Cc" for c in value):
+    if _has_surrogate(value) or (
+        # Printable text has no control character: only other text is read character by
+        # character.
+        not value.isprintable() and any(unicodedata.category(c) == "Cc" for c in value)
+    ):
         raise ValidationError(field, value, allowed)
     return value
 
