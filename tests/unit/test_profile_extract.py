@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 import unicodedata
 from pathlib import Path
@@ -436,3 +437,13 @@ def test_every_match_of_a_rule_holds_one_of_its_words(text: str) -> None:
         for rule, words in zip(_RULES, _WORDS, strict=True):
             if words and rule[4].search(sentence):
                 assert any(word in low for word in words), (rule[1], sentence)
+
+
+def test_searches_for_lower_cased_text_have_no_capital_letter() -> None:
+    from kioku.core.profiles.extract_en import _ANY, _ANY_LOW, _GATES, _GATES_LOW
+
+    # On lower-cased ASCII text they match where the case-blind searches match the text.
+    searches = [_ANY, *(search for _, search in _GATES)]
+    for case_blind, lower in zip(searches, [_ANY_LOW, *_GATES_LOW], strict=True):
+        assert lower.pattern == case_blind.pattern == case_blind.pattern.lower()
+        assert not lower.flags & re.IGNORECASE
