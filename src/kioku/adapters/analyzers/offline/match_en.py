@@ -113,8 +113,11 @@ def _acknowledgement(words: list[Word]) -> bool:
     return core
 
 
-def match_english(words: list[Word], lex: EnLexicon, stop: frozenset[str]) -> list[RawHit]:
-    """Emotion hits over English tokens; ``stop`` are words never stemmed into a lexicon word."""
+def match_english(
+    words: list[Word], lex: EnLexicon, stop: frozenset[str], lows: list[str] | None = None
+) -> list[RawHit]:
+    """Emotion hits over English tokens; ``stop`` are words never stemmed into a lexicon word.
+    ``lows`` are the words' ``low``, if the caller has them already."""
     if _acknowledgement(words):
         return []
     memo = _memo(lex, stop)
@@ -136,7 +139,7 @@ def match_english(words: list[Word], lex: EnLexicon, stop: frozenset[str]) -> li
             orphan = None
 
     facts = memo.facts
-    all_lows = [w.low for w in words]
+    all_lows = [w.low for w in words] if lows is None else lows
     while i < n:
         w = words[i]
         if orphan is not None and i > degree_until:
@@ -213,12 +216,12 @@ def match_english(words: list[Word], lex: EnLexicon, stop: frozenset[str]) -> li
         i += lex_len + after
     flush_orphan()
     # Only a word that names an event can start one.
-    lows = set(all_lows)
-    events = [] if _EVENT_WORDS.isdisjoint(lows) else match_events(words)
+    said = set(all_lows)
+    events = [] if _EVENT_WORDS.isdisjoint(said) else match_events(words)
     if events:
         taken = {e.hit.start for e in events}
         hits = [h for h in hits if h.hit.start not in taken] + events
-    if IRONY_FIRST.isdisjoint(lows) and not any(
+    if IRONY_FIRST.isdisjoint(said) and not any(
         r.hit.term in TURNABLE and r.hit.score > 0 for r in hits
     ):
         return hits  # nothing read_irony would look at

@@ -113,12 +113,13 @@ def read_text(
         if feelings:
             raw.extend(match_japanese(folded, ja_lexicon(), starts, ends))
     words = tokenize_en(cased) if language != "other" else []
+    lows = [w.low for w in words]
     if feelings and language in ("en", "mixed"):
-        raw.extend(match_english(words, en_lexicon(), stop))
+        raw.extend(match_english(words, en_lexicon(), stop, lows))
     if feelings and not unreadable:
         raw.extend(match_expressive(cleaned))
         raw = laughing_tears(ironic_expressions(raw))
-    topics = find_topics(folded, starts, words, stop, language)
+    topics = find_topics(folded, starts, words, stop, language, lows)
     # A told experience that mentions work is a story, not a task.
     task = topics["work"] >= 1.5 and topics["story"] < STORY  # a told experience is no task
     context = build_context(folded, cased, language, work=task)
@@ -133,9 +134,9 @@ def read_text(
     told = topics["story"] >= STORY and not context.any_request
     emotion = score_emotion(hits, told=told)
     if language == "en":
-        self_ref = any(w.low in _SELF_EN for w in words)
+        self_ref = not _SELF_EN.isdisjoint(lows)
     else:
-        self_ref = bool(_SELF_JA.search(cased)) or any(w.low in _SELF_EN for w in words)
+        self_ref = bool(_SELF_JA.search(cased)) or not _SELF_EN.isdisjoint(lows)
     return Reading(
         clean=cleaned,
         cased=cased,

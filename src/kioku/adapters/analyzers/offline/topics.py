@@ -222,10 +222,10 @@ _TIME_EN: Final = frozenset(
 STORY: Final = 1.5
 
 
-def _story(folded: str, words: list[Word], lang: str) -> float:
-    """How much the text reads as a told personal experience (0 …)."""
+def _story(folded: str, lows: list[str], lang: str) -> float:
+    """How much the text reads as a told personal experience (0 …); ``lows`` are the
+    ``low`` of its English words."""
     if lang == "en":
-        lows = [w.low for w in words]
         # A long word in -ed that starts with a letter (Word.is_word) reads as past tense.
         past = sum(
             1
@@ -285,8 +285,12 @@ def find_topics(
     words: list[Word],
     stop: frozenset[str],
     lang: str,
+    lows: list[str] | None = None,
 ) -> TopicScores:
-    """Topic cue weights in a turn (Japanese from ``folded``, English from ``words``)."""
+    """Topic cue weights in a turn (Japanese from ``folded``, English from ``words``, whose
+    ``low`` are ``lows`` if the caller has them already)."""
+    if lows is None:
+        lows = [w.low for w in words]
     out: dict[str, float] = defaultdict(float)
     cues: list[str] = []
     if lang in ("ja", "mixed", "other"):
@@ -296,11 +300,11 @@ def find_topics(
         tech = _technical_tokens(words, stop)
         if tech:
             out["work"] += tech
-        lows = " ".join(w.low for w in words)
-        if any(pet in lows for pet in _PETS) and _PET_OWNER_EN.search(lows):
+        joined = " ".join(lows)
+        if any(pet in joined for pet in _PETS) and _PET_OWNER_EN.search(joined):
             out["fact"] += 1.8
             cues.append("pet owner")
-    story = _story(folded, words, lang) if lang != "other" else 0.0
+    story = _story(folded, lows, lang) if lang != "other" else 0.0
     if story:
         out["story"] = story
     return TopicScores(dict(out), tuple(cues))
