@@ -44,6 +44,8 @@ def clean(text: str, limit: int | None = None) -> str:
         space = text.rfind(" ", limit - 40)
         if space > 0:
             text = text[:space]  # do not cut a word in half
+    if text.isascii() and text.isprintable() and "  " not in text:
+        return text.strip()  # no control character, line break, tab or run of spaces to tidy
     if not text.isascii():  # surrogates are not ASCII
         text = _SURROGATE.sub("", text)
     text = _CONTROL.sub(" ", text.replace("\r\n", "\n").replace("\r", "\n"))
@@ -60,11 +62,15 @@ def garbage_share(text: str) -> float:
     sample = text[:4000]
     if not sample:
         return 0.0
+    if sample.isascii() and sample.isprintable():
+        return 0.0  # printable ASCII has no control character
     return len(_BROKEN.findall(sample)) / len(sample)
 
 
 def nfkc(text: str) -> str:
     """NFKC with the full-width wave dash kept as a plain tilde and 「…」 as three dots."""
+    if text.isascii():
+        return text  # NFKC leaves ASCII as it is, and it has no wave dash
     return unicodedata.normalize("NFKC", text.replace("〜", "~"))
 
 
