@@ -128,7 +128,7 @@ def prepare(text: str) -> str:
     (「ワンピース」が好き).
     """
     head = text[:SCAN_LIMIT].replace("’", "'").replace("‘", "'")
-    chars = list(head)
+    chars: list[str] | None = None  # made when the first quote is blanked out
     for m in _QUOTE.finditer(head):
         inner = m.group()[1:-1]
         if m.group()[0] in "「『":
@@ -139,8 +139,10 @@ def prepare(text: str) -> str:
         else:
             keep = len(inner.split()) <= 4 and not _FIRST_PERSON.search(inner)
         if not keep:
+            if chars is None:
+                chars = list(head)
             chars[m.start() : m.end()] = "\n" * (m.end() - m.start())
-    return "".join(chars)
+    return head if chars is None else "".join(chars)
 
 
 def sentences(text: str) -> Iterator[tuple[int, int]]:
