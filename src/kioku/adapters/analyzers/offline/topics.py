@@ -132,19 +132,19 @@ def _find_ja(
                 break
 
 
-def _find_en(
-    words: list[Word], stop: frozenset[str], out: dict[str, float], cues: list[str]
-) -> None:
+def _find_en(lows: list[str], stop: frozenset[str], out: dict[str, float], cues: list[str]) -> None:
+    """English topic cues, phrases first, in the words whose ``low`` are ``lows``."""
     tables = _tables()
     memo = _cue_memo(stop)
     i = 0
-    n = len(words)
+    n = len(lows)
     while i < n:
+        low = lows[i]
         matched = 0
-        for length in tables.en_starts.get(words[i].low, ()):
+        for length in tables.en_starts.get(low, ()):
             if i + length > n:
                 continue
-            key = tuple(w.low for w in words[i : i + length])
+            key = tuple(lows[i : i + length])
             found = tables.en_phrases.get(key)
             if found is not None:
                 out[found[0]] += found[1]
@@ -154,9 +154,9 @@ def _find_en(
         if matched:
             i += matched
             continue
-        cue = memo.get(words[i].low, _UNSEEN)
+        cue = memo.get(low, _UNSEEN)
         if cue is _UNSEEN:
-            cue = _word_cue(memo, words[i].low, stop, tables)
+            cue = _word_cue(memo, low, stop, tables)
         if cue is not None:
             out[cue[0]] += cue[1]
             cues.append(cue[2])
@@ -296,7 +296,7 @@ def find_topics(
     if lang in ("ja", "mixed", "other"):
         _find_ja(folded, starts, out, cues)
     if lang in ("en", "mixed") or (lang == "ja" and words):
-        _find_en(words, stop, out, cues)
+        _find_en(lows, stop, out, cues)
         tech = _technical_tokens(words, stop)
         if tech:
             out["work"] += tech
