@@ -307,3 +307,18 @@ def test_embed_one_matches_an_independent_numpy_computation(
     expected = _reference(embedder, weights, text)
     found = np.frombuffer(embedder.embed_one(text).tobytes(), dtype=np.float32)
     np.testing.assert_array_max_ulp(found, expected, maxulp=2)
+
+
+def test_text_values_takes_embed_values_when_there_is_one_else_embed_one() -> None:
+    from kioku.ports.embedder import text_values
+
+    offline = HashEmbedder(64)
+
+    class OnlyOne:
+        def embed_one(self, text: str) -> array[float]:
+            return offline.embed_one(text)
+
+    text = "The hashed vector of one text"
+    assert text_values(offline, text) == tuple(offline.embed_one(text))
+    assert text_values(OnlyOne(), text) == tuple(offline.embed_one(text))
+    assert type(text_values(OnlyOne(), text)) is tuple

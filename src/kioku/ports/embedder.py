@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import numpy as np
     import numpy.typing as npt
 
-__all__ = ["Embedder", "TextEmbedder", "Vectors"]
+__all__ = ["Embedder", "TextEmbedder", "Vectors", "text_values"]
 
 #: A ``(n, dim)`` float32 matrix of L2-normalised rows (a zero row for text with no features).
 #: A string, so that importing the port does not import numpy (a hook's process may not).
@@ -43,7 +43,13 @@ class TextEmbedder(Protocol):
 
     def embed_one(self, text: str) -> Sequence[float]: ...
 
-    def embed_values(self, text: str) -> tuple[float, ...]:
-        """The numbers of :meth:`embed_one` as a tuple, the form a memory holds its vector in
-        (made without a float object for every zero)."""
-        ...
+
+def text_values(embedder: TextEmbedder, text: str) -> tuple[float, ...]:
+    """:meth:`TextEmbedder.embed_one`'s numbers as a tuple, the form a memory holds its vector
+    in: from the embedder's ``embed_values(text)`` when it has one (the offline embedder makes
+    the tuple without a float object for every zero), else from ``embed_one``."""
+    values = getattr(embedder, "embed_values", None)
+    if callable(values):
+        made: tuple[float, ...] = values(text)
+        return made
+    return tuple(embedder.embed_one(text))

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, cast
 from kioku.core.model import Embedding
 from kioku.errors import KiokuError
 from kioku.ports.conformance import conforms
-from kioku.ports.embedder import TextEmbedder
+from kioku.ports.embedder import TextEmbedder, text_values
 from kioku.ports.store import MemoryPatch
 from kioku.service.engine import warn
 from kioku.service.scope import scoped
@@ -50,7 +50,7 @@ def embed_memory(engine: Engine, memory: Memory) -> Memory:
     text = f"{memory.trigger}\n{memory.content}"
     if _embeds_one(embedder):
         # The same numbers as embed([text])[0], without building a numpy matrix of one row.
-        vector = cast("TextEmbedder", embedder).embed_values(text)
+        vector = text_values(cast("TextEmbedder", embedder), text)
     else:
         vector = tuple(embedder.embed([text])[0].tolist())
     return replace(memory, embedding=Embedding(embedder.model_id, vector))

@@ -59,7 +59,7 @@ from kioku.core.recall import (
     conversation_neighbours,
     mentions_the_past,
 )
-from kioku.ports.embedder import Embedder, TextEmbedder
+from kioku.ports.embedder import Embedder, TextEmbedder, text_values
 from kioku.ports.store import MemoryFilter, ScoringFields, Store
 from kioku.service.recall.balance import rank_down
 from kioku.service.recall.mood import SessionMood, session_key
@@ -210,7 +210,7 @@ def query_vector(embedder: Embedder, text: str) -> list[float]:
     one does it without numpy) is asked that way, so a hook's fresh process need not load
     numpy; its numbers are the same as ``embed([text])[0]``."""
     if isinstance(embedder, TextEmbedder):
-        return list(embedder.embed_values(text))
+        return list(text_values(embedder, text))
     vector: list[float] = embedder.embed([text])[0].tolist()
     return vector
 
