@@ -272,8 +272,6 @@ class TurnPreparer:
         self._workers: list[_Worker] = []  # the ones started
         self._starter: threading.Thread | None = None
         self._failure: BaseException | None = None
-        #: How this import's workers are started (decided when they are).
-        self.started_by: StartMethod | None = None
 
     def __enter__(self) -> TurnPreparer:
         if not self._count:
@@ -309,7 +307,6 @@ class TurnPreparer:
         """Start the workers (each is used from when it is in ``_workers``); trouble is kept
         for the importing thread (:meth:`_check`)."""
         engine = self._engine
-        self.started_by = method
         try:
             context = _context(method)
             config = config_bytes(engine.config)
