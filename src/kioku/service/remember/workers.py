@@ -6,10 +6,10 @@ and, given the moment it is made at and its id, depends on nothing but the turn,
 configuration and the owner. An import of many turns therefore has worker processes of the
 standard library's :mod:`multiprocessing` prepare slices of its batches while this process
 stores the batch before and prepares what no worker has taken; batches are stored in order.
-Workers are forked from this process on Linux while it runs a single thread (they start in
-milliseconds, sharing what it has loaded); otherwise, since a fork taken while other threads
-hold locks can leave the child stuck, they are started by a fork server (``forkserver``,
-where the platform has it, else ``spawn``): see :func:`start_method`.
+Workers are forked from this process on Linux while it runs a single thread (they are ready
+in tens of milliseconds, sharing what it has loaded); otherwise, since a fork taken while
+other threads hold locks can leave the child stuck, they are started by a fork server
+(``forkserver``, where the platform has it, else ``spawn``): see :func:`start_method`.
 
 What is stored is what preparing every turn in this process stores:
 
