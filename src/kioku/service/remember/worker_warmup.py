@@ -1,9 +1,9 @@
-"""Imported by the fork server of an import's workers (see
-:mod:`kioku.service.remember.workers`), never by kioku itself: what the offline analyzer and
-the profile claims load on their first turns (lexicons, patterns, tables kept by their
-modules) is loaded here, once, in the server, and every worker forked from it starts with it
-rather than loading it again for each import. Best effort: trouble here only leaves a
-worker to load them itself.
+"""Imported before an import's workers are forked (see :mod:`kioku.service.remember.workers`):
+by the fork server, or by the importing process when it forks them itself. What the offline
+analyzer and the profile claims load on their first turns (lexicons, patterns, tables kept by
+their modules) is loaded here, once, and every worker forked afterwards starts with it rather
+than loading it again for each import. Best effort: trouble here only leaves a worker to load
+them itself.
 """
 
 from __future__ import annotations

@@ -41,7 +41,6 @@ __all__ = [
     "encode_row",
     "encode_text_list",
     "encode_ts",
-    "float32_layout",
     "local_zone",
 ]
 
@@ -123,14 +122,14 @@ def encode_embedding(embedding: Embedding | None) -> tuple[bytes | None, str | N
         return None, None, None
     vector = embedding.vector
     try:
-        blob = float32_layout(len(vector)).pack(*vector)
+        blob = _float32_layout(len(vector)).pack(*vector)
     except (TypeError, OverflowError, struct.error) as exc:
         raise ValidationError("embedding", embedding.model, "a vector of finite floats") from exc
     return blob, embedding.model, len(vector)
 
 
 @lru_cache(maxsize=64)
-def float32_layout(dim: int) -> struct.Struct:
+def _float32_layout(dim: int) -> struct.Struct:
     """The layout of ``dim`` float32 values, little-endian (packing a tuple with it takes less
     than half the time an ``array`` built from the tuple does)."""
     return struct.Struct(f"<{dim}f")
