@@ -407,7 +407,7 @@ def test_gated_scan_matches_every_rule_on_the_labelled_set() -> None:
 
 
 def test_only_patterns_that_start_with_the_word_are_gated() -> None:
-    from kioku.core.profiles.extract_en import _RULES, _alternatives, _gate
+    from kioku.core.profiles.extract_en_rules import RULES, _alternatives, _gate
 
     assert _gate(r"\bi\s+(?:love|like)\s+") == 0
     assert _gate(r"\bmy\s+name\s+is\s+") == 2
@@ -420,30 +420,30 @@ def test_only_patterns_that_start_with_the_word_are_gated() -> None:
     assert not _alternatives(r"a\|b")
     assert not _alternatives(r"[]|]a")
     assert not _alternatives(r"[^]|]a")
-    gated = [rule for rule in _RULES if rule[5] >= 0]
-    assert 20 <= len(gated) < len(_RULES)
+    gated = [rule for rule in RULES if rule[5] >= 0]
+    assert 20 <= len(gated) < len(RULES)
 
 
 @settings(max_examples=400, deadline=None)
 @given(_CUE_TEXT)
 def test_every_match_of_a_rule_holds_one_of_its_words(text: str) -> None:
-    from kioku.core.profiles.extract_en import _RULES, _WORDS
+    from kioku.core.profiles.extract_en_rules import RULES, WORDS
 
-    assert len(_WORDS) == len(_RULES)
+    assert len(WORDS) == len(RULES)
     for sentence in [text, *_CLAIMS]:
         if not sentence.isascii():
             continue
         low = sentence.lower()
-        for rule, words in zip(_RULES, _WORDS, strict=True):
+        for rule, words in zip(RULES, WORDS, strict=True):
             if words and rule[4].search(sentence):
                 assert any(word in low for word in words), (rule[1], sentence)
 
 
 def test_searches_for_lower_cased_text_have_no_capital_letter() -> None:
-    from kioku.core.profiles.extract_en import _ANY, _ANY_LOW, _GATES, _GATES_LOW
+    from kioku.core.profiles.extract_en_rules import ANY, ANY_LOW, GATES, GATES_LOW
 
     # On lower-cased ASCII text they match where the case-blind searches match the text.
-    searches = [_ANY, *(search for _, search in _GATES)]
-    for case_blind, lower in zip(searches, [_ANY_LOW, *_GATES_LOW], strict=True):
+    searches = [ANY, *(search for _, search in GATES)]
+    for case_blind, lower in zip(searches, [ANY_LOW, *GATES_LOW], strict=True):
         assert lower.pattern == case_blind.pattern == case_blind.pattern.lower()
         assert not lower.flags & re.IGNORECASE

@@ -3,8 +3,9 @@
 Spec 003 §6 (ユーザープロファイル管理) keeps a profile per user: preferences with counts and
 facts about the person. :func:`kioku.core.profiles.extract_profile_claims` reads ONE utterance
 and returns the explicit first-person statements in it as :class:`ProfileClaim` records; the
-English and Japanese patterns live in :mod:`~kioku.core.profiles.extract_en` and
-:mod:`~kioku.core.profiles.extract_ja`, and what they share is here.
+English and Japanese patterns live in :mod:`~kioku.core.profiles.extract_en` (its rule table in
+:mod:`~kioku.core.profiles.extract_en_rules`) and :mod:`~kioku.core.profiles.extract_ja`, and what
+they share is here.
 
 Only the first :data:`SCAN_LIMIT` characters are read, quoted speech is blanked out before any
 pattern sees it, and the scanners report :data:`Found` tuples whose offsets point into the
