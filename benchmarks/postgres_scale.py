@@ -8,16 +8,17 @@
 
     python benchmarks/postgres_scale.py hnsw --store-url postgresql://... [--size 100000]
         [--ef 200,400,800,1000] [--m 16] [--ef-construction 128] [--schema NAME]
-        [--maintenance-work-mem 512MB] [--rounds 1]
+        [--maintenance-work-mem 512MB] [--rounds 1] [--kinds vector,halfvec]
 
 ``hnsw`` measures the index alone: ``--size`` vectors of ``recall_scale.py``'s texts (the
 configured embedder) in a bare table of the schema ``NAME`` (dropped first), one HNSW index
-(cosine) built with ``--m`` and ``--ef-construction`` (timed), then recall@10 against exact
-numpy search and the median and 95th percentile query time for each ``hnsw.ef_search`` of
-``--ef``, over 100 of
-``recall_scale.py``'s short queries. Each ``ef_search`` first runs the queries once untimed
-(so the pages the walk needs are in PostgreSQL's buffers, as on a server in use) and then
-``--rounds`` times timed; the percentiles are over all timed queries.
+(cosine) of each of ``--kinds`` built with ``--m`` and ``--ef-construction`` (timed, and its
+size), then recall@10 against exact numpy search and the median and 95th percentile query
+time for each ``hnsw.ef_search`` of ``--ef``, over 100 of ``recall_scale.py``'s short
+queries, the kinds taking turns query by query. A ``halfvec`` search is timed as kioku runs
+it: ten more rows than asked for, ranked again by exact distance. Each ``ef_search`` first
+runs the queries once untimed (so the pages the walk needs are in PostgreSQL's buffers, as on
+a server in use) and then ``--rounds`` times timed; the percentiles are over all timed queries.
 
 ``load`` times ``Store.add_many`` alone: ``--size`` synthetic memories (``recall_scale.py``'s,
 with the configured embedder's vectors, made before the clock starts) go into an empty store
@@ -222,7 +223,8 @@ def run_load(
 
 
 def run_hnsw(args: argparse.Namespace) -> dict[str, Any]:
-    """Build one HNSW index over ``args.size`` vectors and sweep ``hnsw.ef_search``."""
+    """Build an HNSW index of each of ``args.kinds`` over ``args.size`` vectors and sweep
+    ``hnsw.ef_search``, the kinds' queries taking turns."""
     import random
 
     import numpy as np
@@ -231,6 +233,7 @@ def run_hnsw(args: argparse.Namespace) -> dict[str, Any]:
     from psycopg import sql
 
     from kioku.adapters.store.postgres.codec import encode_vector, vector_param
+    from kioku.adapters.store.postgres.vectors import RERANK_SPARE, indexed_expression
 
     rng = random.Random(args.seed)
     texts = []
@@ -256,23 +259,41 @@ def run_hnsw(args: argparse.Namespace) -> dict[str, Any]:
         conn.execute(
             sql.SQL("SET maintenance_work_mem = {}").format(sql.Literal(args.maintenance_work_mem))
         )
-        t0 = time.perf_counter()
-        conn.execute(
-            sql.SQL(
-                "CREATE INDEX ON vectors USING hnsw ((embedding::vector({dim})) "
-                "vector_cosine_ops) WITH (m = {m}, ef_construction = {efc})"
+        kinds = [kind for kind in args.kinds.split(",") if kind]
+        built: dict[str, dict[str, float]] = {}
+        for kind in kinds:
+            t0 = time.perf_counter()
+            conn.execute(
+                sql.SQL(
+                    "CREATE INDEX {name} ON vectors USING hnsw (({indexed}) "
+                    "{ops}) WITH (m = {m}, ef_construction = {efc})"
+                ).format(
+                    name=sql.Identifier(f"vectors_{kind}"),
+                    indexed=sql.SQL(indexed_expression(kind, dim, "embedding")),
+                    ops=sql.SQL(f"{kind}_cosine_ops"),
+                    m=sql.Literal(args.m),
+                    efc=sql.Literal(args.ef_construction),
+                )
+            )
+            seconds = time.perf_counter() - t0
+            row = conn.execute("SELECT pg_relation_size(%s)", (f"vectors_{kind}",)).fetchone()
+            size_mb = int(row[0]) / 2**20 if row is not None else 0.0
+            built[kind] = {"build_seconds": round(seconds, 1), "index_mb": round(size_mb, 1)}
+        conn.execute("ANALYZE vectors")
+        # What kioku's search asks of each kind: a halfvec walk returns RERANK_SPARE more rows,
+        # ranked again by the exact distance of the stored vector.
+        searches = {
+            kind: sql.SQL(
+                "SELECT id, embedding::vector({dim}) <=> %s::vector({dim}) FROM vectors "
+                "ORDER BY {walked} <=> {query} LIMIT {limit}"
             ).format(
                 dim=sql.Literal(dim),
-                m=sql.Literal(args.m),
-                efc=sql.Literal(args.ef_construction),
+                walked=sql.SQL(indexed_expression(kind, dim, "embedding")),
+                query=sql.SQL(indexed_expression(kind, dim, "%s")),
+                limit=sql.Literal(10 + (RERANK_SPARE if kind == "halfvec" else 0)),
             )
-        )
-        build_s = time.perf_counter() - t0
-        conn.execute("ANALYZE vectors")
-        search = sql.SQL(
-            "SELECT id FROM vectors ORDER BY embedding::vector({dim}) <=> %s::vector({dim}) "
-            "LIMIT 10"
-        ).format(dim=sql.Literal(dim))
+            for kind in kinds
+        }
         kept = [query for query in wanted if np.any(query)]
         tenths = []
         for query in kept:
@@ -281,25 +302,36 @@ def run_hnsw(args: argparse.Namespace) -> dict[str, Any]:
         sweep = []
         for ef in (int(v) for v in args.ef.split(",") if v):
             conn.execute(sql.SQL("SET hnsw.ef_search = {}").format(sql.Literal(ef)))
-            found = total = 0
-            times = []
+            found = dict.fromkeys(kinds, 0)
+            times: dict[str, list[float]] = {kind: [] for kind in kinds}
+            total = 0
             for timed in [False] + [True] * args.rounds:
-                for query, tenth in zip(kept, tenths, strict=True):
-                    t0 = time.perf_counter()
-                    rows = conn.execute(search, (vector_param(query.tolist()),)).fetchall()
-                    if not timed:
-                        continue
-                    times.append(time.perf_counter() - t0)
-                    # The rows found against the exact tenth best (a tie counts).
-                    scores = unit[[row for (row,) in rows]] @ (query / np.linalg.norm(query))
-                    found += int(np.count_nonzero(scores >= tenth - 1e-5))
-                    total += 10
+                for n, (query, tenth) in enumerate(zip(kept, tenths, strict=True)):
+                    param = vector_param(query.tolist())
+                    # The kinds take turns, each going first on every other query.
+                    for kind in kinds[n % len(kinds) :] + kinds[: n % len(kinds)]:
+                        t0 = time.perf_counter()
+                        rows = conn.execute(searches[kind], (param, param)).fetchall()
+                        best = [row for row, _ in sorted(rows, key=lambda r: float(r[1]))[:10]]
+                        elapsed = time.perf_counter() - t0
+                        if not timed:
+                            continue
+                        times[kind].append(elapsed)
+                        # The rows found against the exact tenth best (a tie counts).
+                        scores = unit[best] @ (query / np.linalg.norm(query))
+                        found[kind] += int(np.count_nonzero(scores >= tenth - 1e-5))
+                    total += 10 if timed else 0
             sweep.append(
                 {
                     "ef_search": ef,
-                    "recall_at_10": round(found / max(total, 1), 3),
-                    "query_p50_ms": round(_percentile(times, 0.5), 1),
-                    "query_p95_ms": round(_percentile(times, 0.95), 1),
+                    **{
+                        kind: {
+                            "recall_at_10": round(found[kind] / max(total, 1), 3),
+                            "query_p50_ms": round(_percentile(times[kind], 0.5), 1),
+                            "query_p95_ms": round(_percentile(times[kind], 0.95), 1),
+                        }
+                        for kind in kinds
+                    },
                 }
             )
     return {
@@ -307,7 +339,7 @@ def run_hnsw(args: argparse.Namespace) -> dict[str, Any]:
         "dim": dim,
         "m": args.m,
         "ef_construction": args.ef_construction,
-        "build_seconds": round(build_s, 1),
+        "indexes": built,
         "rounds": args.rounds,
         "sweep": sweep,
     }
@@ -344,6 +376,11 @@ def main() -> int:
     hnsw.add_argument("--ef-construction", type=int, default=128)
     hnsw.add_argument("--seed", type=int, default=7)
     hnsw.add_argument("--rounds", type=int, default=1, help="timed passes per ef_search")
+    hnsw.add_argument(
+        "--kinds",
+        default="vector",
+        help="index types, comma-separated: vector, halfvec (pgvector 0.7 or newer)",
+    )
     hnsw.add_argument(
         "--maintenance-work-mem",
         default="512MB",

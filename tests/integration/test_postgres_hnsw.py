@@ -103,6 +103,7 @@ def test_a_chosen_ef_search_still_finds_the_nearest(
         ({"KIOKU_STORE__HNSW_M": "1"}, "store.hnsw_m"),
         ({"KIOKU_STORE__HNSW_EF_SEARCH": "1001"}, "store.hnsw_ef_search"),
         ({"KIOKU_STORE__HNSW_EF_CONSTRUCTION": "many"}, "store.hnsw_ef_construction"),
+        ({"KIOKU_STORE__HNSW_TYPE": "half"}, "store.hnsw_type"),
     ],
 )
 def test_bad_settings_stop_with_exit_2_and_name_the_key(

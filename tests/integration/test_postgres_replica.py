@@ -1,9 +1,9 @@
 """Searches on a read replica of the PostgreSQL store (``[store] read_url``).
 
 The module starts a primary of its own (``tests/postgres_server.py``) and a hot standby made
-from it with pgserver's ``pg_basebackup -R`` (streaming replication, which pgserver's
-``pg_hba.conf`` allows on its socket), started with ``pg_ctl`` on a socket directory of its
-own; both run as the system user pgserver runs its servers as (another user under root).
+from it with the bundled ``pg_basebackup -R`` (streaming replication, which the bundled
+server's ``pg_hba.conf`` allows on its socket), started with ``pg_ctl`` on a socket directory of its
+own; both run as the system user the bundled server runs as (another user under root).
 Pausing the standby's replay makes it lag on demand: what a search finds then shows which
 server answered it.
 """
@@ -23,12 +23,12 @@ from typing import Any
 import pytest
 
 from tests.cli.conftest import clean_env, run_kioku
-from tests.postgres_server import SERVER_SETTINGS, server_directory, start_server
+from tests.postgres_server import SERVER_SETTINGS, bin_directory, server_directory, start_server
 
 REPLICA_LOGGER = "kioku.adapters.store.postgres.replica"
 #: Files of the primary's data directory that a copy must not keep: its socket's lock
-#: (the standby would think the primary's postmaster holds its own socket) and pgserver's
-#: own bookkeeping and log.
+#: (the standby would think the primary's postmaster holds its own socket) and the bundled
+#: package's own bookkeeping and log.
 _NOT_COPIED = (".s.PGSQL.5432.lock", ".handle_pids.json", "log")
 
 
@@ -69,11 +69,6 @@ class Servers:
     standby: Standby
 
 
-def _bin_dir() -> Path:
-    pgserver = pytest.importorskip("pgserver", reason="pgserver is not installed")
-    return Path(pgserver.__file__).parent / "pginstall" / "bin"
-
-
 @pytest.fixture(scope="module")
 def servers() -> Iterator[Servers]:
     """A primary and a streaming standby of it, both this module's own."""
@@ -81,7 +76,7 @@ def servers() -> Iterator[Servers]:
         pytest.skip("needs servers the test starts itself; KIOKU_TEST_PG_URL is set")
     pytest.importorskip("psycopg", reason="the postgres extra (psycopg) is not installed")
     pytest.importorskip("psycopg_pool", reason="the postgres extra (psycopg-pool) is not installed")
-    bin_dir = _bin_dir()
+    bin_dir = bin_directory()
     directory = server_directory()
     server: Any = start_server(directory, SERVER_SETTINGS)
     user: str | None = server.system_user

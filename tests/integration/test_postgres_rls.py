@@ -16,7 +16,7 @@ import pytest
 
 from tests.postgres_server import admin, postgres_url  # noqa: F401 (a fixture)
 
-ROLE_PASSWORD = "rls-test-pw"  # noqa: S105 (a test role's; pgserver trusts its socket anyway)
+ROLE_PASSWORD = "rls-test-pw"  # noqa: S105 (a test role's; the test server trusts its socket anyway)
 
 
 @dataclass
@@ -37,7 +37,7 @@ def app_role(postgres_url: str, tmp_path: Path) -> Iterator[AppRole]:  # noqa: F
     admin(f"CREATE ROLE {name} LOGIN PASSWORD '{ROLE_PASSWORD}' NOSUPERUSER NOBYPASSRLS")
     admin(f"CREATE SCHEMA {name} AUTHORIZATION {name}")
     url = None
-    if postgres_url.startswith("postgresql://postgres:@"):  # pgserver's
+    if postgres_url.startswith("postgresql://postgres:@"):  # the test server's
         url = postgres_url.replace("postgres:@", f"{name}:{ROLE_PASSWORD}@", 1)
     try:
         yield AppRole(

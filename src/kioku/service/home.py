@@ -106,6 +106,9 @@ def _open_postgres(config: Config, owner: str | None) -> Store:
         row_security=config.store.row_security,
         read_url=config.store.read_url or None,
         hnsw=HnswSettings(
-            config.store.hnsw_m, config.store.hnsw_ef_construction, config.store.hnsw_ef_search
+            config.store.hnsw_m,
+            config.store.hnsw_ef_construction,
+            config.store.hnsw_ef_search,
+            config.store.hnsw_type,
         ),
     )

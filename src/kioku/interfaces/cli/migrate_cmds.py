@@ -83,7 +83,7 @@ def migrate_cmd(
         src = open_sqlite(path, source=True)
         try:
             store = load_config(home=state.home, path=state.config_path).config.store
-            hnsw = (store.hnsw_m, store.hnsw_ef_construction, store.hnsw_ef_search)
+            hnsw = (store.hnsw_m, store.hnsw_ef_construction, store.hnsw_ef_search, store.hnsw_type)
             dst = open_postgres(to_url, schema, source=False, dry_run=dry_run, hnsw=hnsw)
         except BaseException:
             src.close()

@@ -103,12 +103,12 @@ def open_postgres(
     *,
     source: bool,
     dry_run: bool = False,
-    hnsw: tuple[int, int, int] | None = None,
+    hnsw: tuple[int, int, int, str] | None = None,
 ) -> TableAccess:
     """The store in ``schema`` at ``url``: a source schema must exist; an absent target
     schema is created (not on a dry run). ``hnsw``: ``[store] hnsw_m``,
-    ``hnsw_ef_construction`` and ``hnsw_ef_search`` for the indexes a copy builds (None: the
-    defaults)."""
+    ``hnsw_ef_construction``, ``hnsw_ef_search`` and ``hnsw_type`` for the indexes a copy
+    builds (None: the defaults)."""
     check_server(url, schema)
     try:
         from kioku.adapters.store.postgres.transfer import open_postgres_tables, schema_exists

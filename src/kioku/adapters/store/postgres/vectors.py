@@ -16,6 +16,17 @@ Quality: the index is built as :class:`HnswSettings` say (``[store] hnsw_m`` and
 ``hnsw_ef_construction``: 32 and 200 by default), and a walk keeps :func:`ef_search`
 candidates: ``[store] hnsw_ef_search`` when set, else 400, or past 50,000 vectors 500 in a
 graph of ``m`` 32 or more and 1000 in a sparser one, and 4 per result asked for.
+
+Half precision: on pgvector 0.7 or newer the graph holds each vector's unit vector as a
+``halfvec`` (two bytes a value instead of four; ``[store] hnsw_type``, "auto" by default; the
+unit vector because cosine ignores length and a float32 value may lie outside half
+precision's range), which makes the index about a third smaller and its walk faster, and
+indexes models of up to 4,000 values (``vector`` stops at 2,000). The walk then orders by
+half-precision distance, so it returns a few more rows than asked for (:data:`RERANK_SPARE`)
+and they are ranked again by the exact distance of the stored ``vector``. Which type an index
+holds is read from the server's catalogue at each search, so an index built before a change
+of setting keeps working.
+
 A batch of many vectors (:data:`REBUILD_MIN`, and at least a quarter of what the model has) is
 loaded with the model's index dropped and built once after it (:func:`drop_for_bulk`,
 :func:`rebuild`); until that transaction commits, searches of the store wait for it.
@@ -39,31 +50,46 @@ from kioku.ports.store import MemoryFilter
 
 __all__ = [
     "DEFAULT_HNSW",
+    "HALFVEC_MAX_DIM",
     "HNSW_MAX_DIM",
     "REBUILD_MIN",
+    "RERANK_SPARE",
     "HnswSettings",
+    "choose_kind",
     "create_index",
     "drop_for_bulk",
     "ef_search",
     "embedding_models",
     "ensure_indexes",
+    "index_kind",
     "index_name",
+    "indexed_expression",
     "rebuild",
     "search",
 ]
 
-#: The most dimensions pgvector's HNSW index takes for ``vector``; larger models search exactly.
+#: The most dimensions pgvector's HNSW index takes for ``vector``; larger models search exactly
+#: unless the index holds ``halfvec`` (up to :data:`HALFVEC_MAX_DIM`).
 HNSW_MAX_DIM: Final = 2000
+HALFVEC_MAX_DIM: Final = 4000
+#: The first pgvector release with ``halfvec``.
+HALFVEC_SINCE: Final = (0, 7, 0)
+#: How many rows beyond those asked for a walk of a ``halfvec`` index returns, to rank them
+#: again by exact distance: half precision (11 significant bits) can swap neighbours whose
+#: distances it cannot tell apart, which matters only near the last place asked for.
+RERANK_SPARE: Final = 10
 
 
 @dataclass(frozen=True, slots=True)
 class HnswSettings:
-    """How each model's HNSW index is built (``m``, ``ef_construction``) and walked
-    (``ef_search``; 0: chosen by :func:`ef_search`). Validated by the configuration."""
+    """How each model's HNSW index is built (``m``, ``ef_construction``, ``kind``: "auto",
+    "vector" or "halfvec") and walked (``ef_search``; 0: chosen by :func:`ef_search`).
+    Validated by the configuration."""
 
     m: int = 32
     ef_construction: int = 200
     ef_search: int = 0
+    kind: str = "auto"
 
 
 DEFAULT_HNSW: Final = HnswSettings()
@@ -124,26 +150,77 @@ def wider_ef(found: int, ef: int, limit: int) -> int | None:
     return min(_EF_MAX, max(math.ceil(limit * ef * _WIDER_SPARE / found), ef + 1))
 
 
+def pgvector_version(conn: Conn) -> tuple[int, ...]:
+    """The version of the ``vector`` extension installed in the database, as numbers."""
+    row = conn.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'").fetchone()
+    parts = str(row[0]).split(".") if row is not None else []
+    return tuple(int(part) if part.isdigit() else 0 for part in parts)
+
+
+def index_kind(conn: Conn, dim: int, hnsw: HnswSettings = DEFAULT_HNSW) -> str | None:
+    """The type the HNSW index of a model of ``dim`` values holds on this server
+    (:func:`choose_kind` with the installed pgvector's version)."""
+    return choose_kind(pgvector_version(conn), dim, hnsw.kind)
+
+
+def choose_kind(version: tuple[int, ...], dim: int, kind: str = "auto") -> str | None:
+    """What the index of a model of ``dim`` values holds with pgvector ``version`` and
+    ``[store] hnsw_type`` ``kind``: "halfvec" when asked for, or by default on pgvector 0.7 or
+    newer; "vector" otherwise; None when pgvector indexes no vector of that size (the model
+    is then searched exactly). "halfvec" on an older pgvector is an error naming the fix."""
+    if dim <= 0 or dim > HALFVEC_MAX_DIM:
+        return None
+    if kind == "vector":
+        return "vector" if dim <= HNSW_MAX_DIM else None
+    has_halfvec = version >= HALFVEC_SINCE
+    if kind == "halfvec" and not has_halfvec:
+        raise StoreError(
+            'store.hnsw_type is "halfvec" but the server\'s pgvector '
+            f"({'.'.join(map(str, version)) or 'unknown'}) is older than 0.7, which has none",
+            hint='upgrade pgvector (ALTER EXTENSION vector UPDATE), or set hnsw_type = "auto"',
+        )
+    if has_halfvec:
+        return "halfvec"
+    return "vector" if dim <= HNSW_MAX_DIM else None
+
+
+def indexed_expression(kind: str, dim: int, operand: str) -> str:
+    """The SQL of what an index of ``kind`` holds for ``operand`` (a column, or ``%s`` for a
+    query parameter), which a search must order by to walk it. A ``halfvec`` index holds the
+    unit vector: cosine distance ignores length, and every value of a unit vector is within
+    half precision's range (±65,504), which any finite float32 vector's need not be."""
+    if kind == "halfvec":
+        return f"l2_normalize({operand}::vector({int(dim)}))::halfvec({int(dim)})"
+    return f"{operand}::vector({int(dim)})"
+
+
 def create_index(conn: Conn, model: str, dim: int, hnsw: HnswSettings = DEFAULT_HNSW) -> None:
-    """Build the HNSW index of ``(model, dim)`` over the rows already there."""
+    """Build the HNSW index of ``(model, dim)`` over the rows already there (none when
+    :func:`index_kind` says pgvector cannot index them)."""
+    kind = index_kind(conn, dim, hnsw)
+    if kind is None:
+        return
     row = conn.execute(
         "SELECT current_setting('maintenance_work_mem'), "
         "(SELECT count(*) FROM memory_vectors WHERE model = %s AND dim = %s)",
         (model, dim),
     ).fetchone()
     current = _megabytes(str(row[0])) if row is not None else 0
-    wanted = build_memory_mb(int(str(row[1])) if row is not None else 0, dim, hnsw.m)
+    rows = int(str(row[1])) if row is not None else 0
+    wanted = build_memory_mb(rows, dim, hnsw.m, 2 if kind == "halfvec" else 4)
     if current < wanted:
         conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (f"{wanted}MB",))
     # DDL takes no parameters: the model is quoted as a literal by psycopg.
     conn.execute(
         sql.SQL(
             "CREATE INDEX IF NOT EXISTS {name} ON memory_vectors USING hnsw "
-            "((embedding::vector({dim})) vector_cosine_ops) "
+            "(({indexed}) {ops}) "
             "WITH (m = {m}, ef_construction = {efc}) "
             "WHERE model = {model} AND dim = {dim}"
         ).format(
             name=sql.Identifier(index_name(model, dim)),
+            indexed=sql.SQL(indexed_expression(kind, dim, "embedding")),
+            ops=sql.SQL(f"{kind}_cosine_ops"),
             dim=sql.Literal(dim),
             model=sql.Literal(model),
             m=sql.Literal(hnsw.m),
@@ -152,11 +229,11 @@ def create_index(conn: Conn, model: str, dim: int, hnsw: HnswSettings = DEFAULT_
     )
 
 
-def build_memory_mb(rows: int, dim: int, m: int) -> int:
+def build_memory_mb(rows: int, dim: int, m: int, value_bytes: int = 4) -> int:
     """Megabytes of ``maintenance_work_mem`` for building a graph of ``rows`` vectors of
-    ``dim`` values with ``m`` links: a third more than its estimated size, within the floor
-    and the cap of the module."""
-    per_vector = 4 * dim + 3 * m * _NEIGHBOUR_BYTES + _ELEMENT_BYTES
+    ``dim`` values of ``value_bytes`` each (4: ``vector``, 2: ``halfvec``) with ``m`` links: a
+    third more than its estimated size, within the floor and the cap of the module."""
+    per_vector = value_bytes * dim + 3 * m * _NEIGHBOUR_BYTES + _ELEMENT_BYTES
     estimate = math.ceil(rows * per_vector * 4 / 3 / (1024 * 1024))
     return max(_BUILD_MEMORY_MB, min(_BUILD_MEMORY_CAP_MB, estimate))
 
@@ -177,7 +254,7 @@ def drop_for_bulk(conn: Conn, counts: dict[tuple[str, int], int]) -> list[tuple[
     it. Returns the models whose index must be built again (:func:`rebuild`)."""
     dropped: list[tuple[str, int]] = []
     for (model, dim), count in sorted(counts.items()):
-        if count < REBUILD_MIN or not 0 < dim <= HNSW_MAX_DIM:
+        if count < REBUILD_MIN or not 0 < dim <= HALFVEC_MAX_DIM:
             continue
         row = conn.execute(
             "SELECT count(*) FROM memory_vectors WHERE model = %s AND dim = %s",
@@ -233,7 +310,7 @@ def ensure_indexes(
     for model, dim in wanted:
         if (model, dim) in known:
             continue
-        name = index_name(model, dim) if 0 < dim <= HNSW_MAX_DIM else None
+        name = index_name(model, dim) if index_kind(conn, dim, hnsw) is not None else None
         if name is not None:
             create_index(conn, model, dim, hnsw)
         conn.execute(
@@ -304,36 +381,53 @@ def search(
         return []
     dim = len(query)
     scope, scope_params = and_clause(scope_filter(flt), "m.")
-    if dim <= HNSW_MAX_DIM:
-        # The index's own m (it may predate the current settings), read with the size.
-        size = conn.execute(
-            "SELECT t.reltuples, (SELECT o.option_value FROM pg_class AS i, "
-            "pg_options_to_table(i.reloptions) AS o WHERE i.oid = to_regclass(%s) "
-            "AND o.option_name = 'm') FROM pg_class AS t "
-            "WHERE t.oid = to_regclass('memory_vectors')",
-            (index_name(model, dim),),
-        ).fetchone()
+    # The index's own m and type (it may predate the current settings), read with the size.
+    size = conn.execute(
+        "SELECT t.reltuples, (SELECT o.option_value FROM pg_class AS i, "
+        "pg_options_to_table(i.reloptions) AS o WHERE i.oid = to_regclass(%s) "
+        "AND o.option_name = 'm'), (SELECT c.opcname FROM pg_index AS x "
+        "JOIN pg_opclass AS c ON c.oid = x.indclass[0] WHERE x.indexrelid = to_regclass(%s)) "
+        "FROM pg_class AS t WHERE t.oid = to_regclass('memory_vectors')",
+        (index_name(model, dim), index_name(model, dim)),
+    ).fetchone()
+    opclass = str(size[2]) if size is not None and size[2] is not None else None
+    if opclass is not None or dim <= HNSW_MAX_DIM:
         table_rows = float(str(size[0])) if size is not None else 0.0
         built_m = int(str(size[1])) if size is not None and size[1] is not None else 16
+        half = opclass == "halfvec_cosine_ops"
+        fetch = limit + RERANK_SPARE if half else limit
+        # A halfvec index is walked by the half-precision distance (the expression it holds);
+        # the exact distance of the stored vector ranks what the walk returned.
         approximate = sql.SQL(
             "SELECT v.memory_id, v.embedding::vector({dim}) <=> %s::vector({dim}) AS distance "
             "FROM memory_vectors AS v JOIN memories AS m ON m.id = v.memory_id "
-            "WHERE v.model = %s AND v.dim = %s{scope} ORDER BY distance LIMIT %s"
-        ).format(dim=sql.Literal(dim), scope=sql.SQL(scope))
-        ef: int | None = ef_search(limit, table_rows, built_m, hnsw.ef_search)
+            "WHERE v.model = %s AND v.dim = %s{scope} ORDER BY {order} LIMIT %s"
+        ).format(
+            dim=sql.Literal(dim),
+            scope=sql.SQL(scope),
+            order=sql.SQL(
+                indexed_expression("halfvec", dim, "v.embedding")
+                + " <=> "
+                + indexed_expression("halfvec", dim, "%s")
+                if half
+                else "distance"
+            ),
+        )
+        params = [text, model, dim, *scope_params, *([text] if half else []), fetch]
+        ef: int | None = ef_search(fetch, table_rows, built_m, hnsw.ef_search)
         while ef is not None:
             # pgvector 0.6 checks the scope on the ef candidates the walk keeps: a scope with
             # a share of the rows leaves about that share of them (then one wider walk).
             conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(ef),))
             found = [
                 (str(i), s)
-                for i, d in conn.execute(
-                    approximate, [text, model, dim, *scope_params, limit], prepare=False
-                )
+                for i, d in conn.execute(approximate, params, prepare=False)
                 if (s := _similarity(d)) is not None
             ]
             if len(found) >= limit:
-                if found[-1][1] >= 0.0:
+                if half:
+                    found.sort(key=lambda pair: -pair[1])
+                if found[limit - 1][1] >= 0.0:
                     return found[:limit]
                 break
             ef = wider_ef(len(found), ef, limit)
