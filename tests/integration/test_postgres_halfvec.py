@@ -1,12 +1,13 @@
 """Half-precision HNSW indexes on PostgreSQL (``[store] hnsw_type``).
 
-On pgvector 0.7 and newer a new index holds ``halfvec`` by default: the walk orders by half-
-precision distance, and what it returns is ranked again by the exact distance of the stored
-vectors, so a search answers as a full-precision one does, including between neighbours
-closer than half precision can tell apart. Models of 2,001-4,000 values get an index too
-(``vector`` indexes stop at 2,000, and such models were searched exactly). An index keeps the
-type it was built with when the setting changes. The tests need the server's pgvector to be
-0.7 or newer (the one the suite starts is) and skip, saying so, on an older one.
+On pgvector 0.7 and newer an index may hold ``halfvec``: the walk orders by half-precision
+distance, and what it returns is ranked again by the exact distance of the stored vectors, so
+a search ranks what it finds as a full-precision one does, including neighbours closer than
+half precision can tell apart. "auto" (the default) builds ``vector`` up to 2,000 values and
+``halfvec`` past that (``vector`` indexes stop at 2,000, and such models were searched
+exactly). An index keeps the type it was built with when the setting changes. The tests need
+the server's pgvector to be 0.7 or newer (the one the suite starts is) and skip, saying so, on
+an older one.
 """
 
 from __future__ import annotations
@@ -102,18 +103,18 @@ def _near_ties(rng: np.random.Generator, dim: int, count: int) -> tuple[np.ndarr
     return query, matrix[rng.permutation(len(matrix))]
 
 
-def test_auto_builds_a_halfvec_index_and_vector_a_full_precision_one(
+def test_auto_builds_a_full_precision_index_and_halfvec_one_on_request(
     pg_env: dict[str, str], tmp_path: Path
 ) -> None:
     rng = np.random.default_rng(3)
     matrix = rng.standard_normal((40, 32)).astype(np.float32)
     with _open(pg_env, tmp_path / "a") as kioku:
         _store(kioku, matrix)
-        assert _opclass(kioku, 32) == "halfvec_cosine_ops"
-    admin(f"DROP SCHEMA IF EXISTS {pg_env['KIOKU_STORE__SCHEMA']} CASCADE")
-    with _open(pg_env, tmp_path / "b", hnsw_type="vector") as kioku:
-        _store(kioku, matrix)
         assert _opclass(kioku, 32) == "vector_cosine_ops"
+    admin(f"DROP SCHEMA IF EXISTS {pg_env['KIOKU_STORE__SCHEMA']} CASCADE")
+    with _open(pg_env, tmp_path / "b", hnsw_type="halfvec") as kioku:
+        _store(kioku, matrix)
+        assert _opclass(kioku, 32) == "halfvec_cosine_ops"
 
 
 @pytest.mark.parametrize("kind", ["halfvec", "vector"])
@@ -171,12 +172,35 @@ def test_an_index_keeps_its_type_when_the_setting_changes(
 ) -> None:
     rng = np.random.default_rng(7)
     matrix = rng.standard_normal((80, 48)).astype(np.float32)
-    with _open(pg_env, tmp_path / "a", hnsw_type="vector") as kioku:
+    with _open(pg_env, tmp_path / "a", hnsw_type="halfvec") as kioku:
         ids = _store(kioku, matrix[:40])
-        assert _opclass(kioku, 48) == "vector_cosine_ops"
-    with _open(pg_env, tmp_path / "b") as kioku:  # "auto" now: the index is kept as it is
+        assert _opclass(kioku, 48) == "halfvec_cosine_ops"
+    with _open(pg_env, tmp_path / "b", hnsw_type="vector") as kioku:  # the index is kept
         ids += _store(kioku, matrix[40:], first=40)
-        assert _opclass(kioku, 48) == "vector_cosine_ops"
+        assert _opclass(kioku, 48) == "halfvec_cosine_ops"
         for query in rng.standard_normal((4, 48)).astype(np.float32):
             found = [memory_id for memory_id, _ in _search(kioku, query, 10)]
             assert found == _exact(matrix, ids, query, 10)
+
+
+def test_values_past_half_precision_are_stored_and_found_by_direction(
+    pg_env: dict[str, str], tmp_path: Path
+) -> None:
+    # A halfvec holds at most ±65,504; the index holds the unit vector, so any finite float32
+    # is stored (without it, the insert fails as out of range for type halfvec).
+    biggest = float(np.finfo(np.float32).max)
+    rng = np.random.default_rng(9)
+    matrix = rng.standard_normal((30, 16)).astype(np.float32)
+    matrix[0] = np.float32(biggest) * np.sign(matrix[0])
+    direction = rng.standard_normal(16).astype(np.float32)
+    matrix[1] = direction * np.float32(1e6)  # values past ±65,504
+    with _open(pg_env, tmp_path / "a", hnsw_type="halfvec") as kioku:
+        ids = _store(kioku, matrix)
+        assert _opclass(kioku, 16) == "halfvec_cosine_ops"
+        assert kioku.store.count(MemoryFilter()) == 30
+        (first, similarity), *_ = _search(kioku, direction, 3)
+        assert first == ids[1]
+        assert similarity == pytest.approx(1.0, abs=1e-6)
+        query = rng.standard_normal(16).astype(np.float32)
+        found = [memory_id for memory_id, _ in _search(kioku, query, 5)]
+        assert found == _exact(matrix[1:], ids[1:], query, 5)

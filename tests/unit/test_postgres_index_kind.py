@@ -17,20 +17,24 @@ OLD, NEW = (0, 6, 2), (0, 8, 6)
 @pytest.mark.parametrize(
     ("version", "dim", "kind", "expected"),
     [
-        (NEW, 384, "auto", "halfvec"),
+        (NEW, 384, "auto", "vector"),
         (NEW, 384, "halfvec", "halfvec"),
         (NEW, 384, "vector", "vector"),
-        ((0, 7, 0), 384, "auto", "halfvec"),
+        ((0, 7, 0), 384, "halfvec", "halfvec"),
         (OLD, 384, "auto", "vector"),
         (OLD, 384, "vector", "vector"),
+        (NEW, 2000, "auto", "vector"),
         (NEW, 2000, "vector", "vector"),
         (NEW, 2001, "vector", None),
         (NEW, 2001, "auto", "halfvec"),
+        ((0, 7, 0), 3072, "auto", "halfvec"),
         (NEW, 4000, "auto", "halfvec"),
         (NEW, 4001, "auto", None),
+        (NEW, 4001, "halfvec", None),
         (OLD, 2001, "auto", None),
         (NEW, 0, "auto", None),
         ((), 384, "auto", "vector"),  # no version read: the type every pgvector has
+        ((), 3072, "auto", None),
     ],
 )
 def test_the_kind_of_a_new_index(
@@ -59,8 +63,9 @@ def test_an_index_never_holds_more_values_than_its_type_takes(
     chosen = vectors.choose_kind(version, dim, kind)
     if chosen == "vector":
         assert 0 < dim <= vectors.HNSW_MAX_DIM
-    elif chosen == "halfvec":
+    elif chosen == "halfvec":  # only where a vector index cannot go, unless asked for
+        assert kind == "auto"
         assert version >= vectors.HALFVEC_SINCE
-        assert 0 < dim <= vectors.HALFVEC_MAX_DIM
+        assert vectors.HNSW_MAX_DIM < dim <= vectors.HALFVEC_MAX_DIM
     else:
         assert dim <= 0 or dim > vectors.HNSW_MAX_DIM

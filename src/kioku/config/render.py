@@ -153,7 +153,8 @@ _COMMENTS: dict[str, str] = {
     "store.hnsw_ef_construction": "PostgreSQL: build candidate list of a new HNSW index "
     "(4-1000, at least 2 x hnsw_m).",
     "store.hnsw_ef_search": "PostgreSQL: candidates of an HNSW search (1-1000; 0: by size).",
-    "store.hnsw_type": 'PostgreSQL: a new HNSW index holds "halfvec", "vector" or "auto".',
+    "store.hnsw_type": 'PostgreSQL: a new HNSW index holds "vector", "halfvec" or "auto" '
+    "(halfvec past 2,000 values).",
     "store.parallel_search": "A recall's lexical and vector searches at once, on two connections.",
     "context.preset": 'Pruning preset: "balanced", "conservative" or "aggressive" (spec 002).',
     "context.max_tokens": "Token budget of the window (0 = the preset's: 8000/6000/12000).",

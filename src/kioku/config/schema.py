@@ -289,9 +289,9 @@ class StoreConfig(Record):
     #: The candidate list of a search walk; 0 chooses it from the table's size and the
     #: index's ``m`` (docs/postgres.md).
     hnsw_ef_search: int = 0
-    #: What a new HNSW index holds: "halfvec" (half precision: smaller and faster, the results
-    #: ranked again by exact distance; pgvector 0.7 or newer), "vector", or "auto" (halfvec
-    #: where the server's pgvector has it).
+    #: What a new HNSW index holds: "halfvec" (half precision, pgvector 0.7 or newer: smaller
+    #: and faster, the results ranked again by exact distance, some recall lost), "vector", or
+    #: "auto" (vector up to 2,000 values, halfvec past that where pgvector has it).
     hnsw_type: Literal["auto", "vector", "halfvec"] = "auto"
     #: A recall's vector search runs on a thread and connection of its own beside its lexical
     #: search (PostgreSQL: a second pooled connection, docs/postgres.md; SQLite: the store's

@@ -17,15 +17,15 @@ Quality: the index is built as :class:`HnswSettings` say (``[store] hnsw_m`` and
 candidates: ``[store] hnsw_ef_search`` when set, else 400, or past 50,000 vectors 500 in a
 graph of ``m`` 32 or more and 1000 in a sparser one, and 4 per result asked for.
 
-Half precision: on pgvector 0.7 or newer the graph holds each vector's unit vector as a
-``halfvec`` (two bytes a value instead of four; ``[store] hnsw_type``, "auto" by default; the
-unit vector because cosine ignores length and a float32 value may lie outside half
-precision's range), which makes the index about a third smaller and its walk faster, and
-indexes models of up to 4,000 values (``vector`` stops at 2,000). The walk then orders by
-half-precision distance, so it returns a few more rows than asked for (:data:`RERANK_SPARE`)
-and they are ranked again by the exact distance of the stored ``vector``. Which type an index
-holds is read from the server's catalogue at each search, so an index built before a change
-of setting keeps working.
+Half precision (``[store] hnsw_type``): on pgvector 0.7 or newer an index may hold each
+vector's unit vector as a ``halfvec`` (two bytes a value instead of four; the unit vector
+because cosine ignores length and a float32 value may lie outside half precision's range): a
+third smaller, its walk faster, at some cost in recall (docs/postgres.md). "auto", the
+default, builds it only for models of 2,001-4,000 values, which a ``vector`` index cannot
+take. A walk of such an index orders by half-precision distance, so it returns a few more
+rows than asked for (:data:`RERANK_SPARE`) and they are ranked again by the exact distance of
+the stored ``vector``. Which type an index holds is read from the server's catalogue at each
+search, so an index built before a change of setting keeps working.
 
 A batch of many vectors (:data:`REBUILD_MIN`, and at least a quarter of what the model has) is
 loaded with the model's index dropped and built once after it (:func:`drop_for_bulk`,
@@ -165,23 +165,24 @@ def index_kind(conn: Conn, dim: int, hnsw: HnswSettings = DEFAULT_HNSW) -> str |
 
 def choose_kind(version: tuple[int, ...], dim: int, kind: str = "auto") -> str | None:
     """What the index of a model of ``dim`` values holds with pgvector ``version`` and
-    ``[store] hnsw_type`` ``kind``: "halfvec" when asked for, or by default on pgvector 0.7 or
-    newer; "vector" otherwise; None when pgvector indexes no vector of that size (the model
-    is then searched exactly). "halfvec" on an older pgvector is an error naming the fix."""
+    ``[store] hnsw_type`` ``kind``: "vector" up to 2,000 values unless "halfvec" is asked for;
+    "halfvec" when asked for, or by default past 2,000 values on pgvector 0.7 or newer; None
+    when pgvector indexes no vector of that size (the model is then searched exactly).
+    "halfvec" on an older pgvector is an error naming the fix."""
     if dim <= 0 or dim > HALFVEC_MAX_DIM:
         return None
-    if kind == "vector":
-        return "vector" if dim <= HNSW_MAX_DIM else None
     has_halfvec = version >= HALFVEC_SINCE
-    if kind == "halfvec" and not has_halfvec:
-        raise StoreError(
-            'store.hnsw_type is "halfvec" but the server\'s pgvector '
-            f"({'.'.join(map(str, version)) or 'unknown'}) is older than 0.7, which has none",
-            hint='upgrade pgvector (ALTER EXTENSION vector UPDATE), or set hnsw_type = "auto"',
-        )
-    if has_halfvec:
+    if kind == "halfvec":
+        if not has_halfvec:
+            raise StoreError(
+                'store.hnsw_type is "halfvec" but the server\'s pgvector '
+                f"({'.'.join(map(str, version)) or 'unknown'}) is older than 0.7, which has none",
+                hint='upgrade pgvector (ALTER EXTENSION vector UPDATE), or set hnsw_type = "auto"',
+            )
         return "halfvec"
-    return "vector" if dim <= HNSW_MAX_DIM else None
+    if dim <= HNSW_MAX_DIM:
+        return "vector"
+    return "halfvec" if kind == "auto" and has_halfvec else None
 
 
 def indexed_expression(kind: str, dim: int, operand: str) -> str:
