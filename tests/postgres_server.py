@@ -10,10 +10,12 @@ fixture into a conftest or test module to use it.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ __all__ = [
     "bin_directory",
     "data_directory",
     "postgres_url",
+    "schema_env",
 ]
 
 #: The package that bundles the PostgreSQL (with pgvector) the tests start: PostgreSQL 18 with
@@ -103,6 +106,22 @@ def admin(sql: str) -> None:
 
     with psycopg.connect(PG_URL[0], autocommit=True) as conn:
         conn.execute(sql)  # type: ignore[arg-type]  # fixed text and generated schema names
+
+
+@contextmanager
+def schema_env(url: str, tmp_path: Path, prefix: str) -> Iterator[dict[str, str]]:
+    """A clean environment for a kioku home in ``tmp_path`` whose store is a schema of its own
+    on ``url`` (``prefix`` and a digest of the path), dropped afterwards."""
+    from tests.cli.conftest import clean_env
+
+    schema = prefix + hashlib.blake2b(str(tmp_path).encode(), digest_size=8).hexdigest()
+    env = clean_env(
+        KIOKU_HOME=str(tmp_path / "home"), KIOKU_STORE_URL=url, KIOKU_STORE__SCHEMA=schema
+    )
+    try:
+        yield env
+    finally:
+        admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 @pytest.fixture(scope="session")

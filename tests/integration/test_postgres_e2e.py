@@ -7,7 +7,6 @@ which kioku creates. Nothing is written to a SQLite file in the home.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import subprocess
 import sys
@@ -18,24 +17,16 @@ from pathlib import Path
 import pytest
 
 from kioku.service.paths import DB_FILENAME
-from tests.cli.conftest import Result, clean_env, run_kioku
-from tests.postgres_server import admin, postgres_url  # noqa: F401 (a fixture)
+from tests.cli.conftest import Result, run_kioku
+from tests.postgres_server import postgres_url, schema_env  # noqa: F401 (a fixture)
 
 PASSWORD = "e2e-secret-pw"  # noqa: S105 (a test value, which must never be printed)
 
 
 @pytest.fixture
 def pg_env(postgres_url: str, tmp_path: Path) -> Iterator[dict[str, str]]:  # noqa: F811
-    schema = "e2e_" + hashlib.blake2b(str(tmp_path).encode(), digest_size=8).hexdigest()
-    env = clean_env(
-        KIOKU_HOME=str(tmp_path / "home"),
-        KIOKU_STORE_URL=postgres_url,
-        KIOKU_STORE__SCHEMA=schema,
-    )
-    try:
+    with schema_env(postgres_url, tmp_path, "e2e_") as env:
         yield env
-    finally:
-        admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 def kioku(env: dict[str, str], *args: str) -> Result:

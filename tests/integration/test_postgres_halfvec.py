@@ -12,7 +12,6 @@ an older one.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,9 +21,8 @@ import pytest
 from kioku import Kioku
 from kioku.core.model import Embedding
 from kioku.ports.store import MemoryFilter
-from tests.cli.conftest import clean_env
 from tests.contract.conftest import build_memory
-from tests.postgres_server import admin, postgres_url  # noqa: F401 (a fixture)
+from tests.postgres_server import admin, postgres_url, schema_env  # noqa: F401 (a fixture)
 
 vectors = pytest.importorskip("kioku.adapters.store.postgres.vectors")
 
@@ -33,16 +31,8 @@ MODEL = "test-halfvec"
 
 @pytest.fixture
 def pg_env(postgres_url: str, tmp_path: Path) -> Iterator[dict[str, str]]:  # noqa: F811
-    schema = "half_" + hashlib.blake2b(str(tmp_path).encode(), digest_size=8).hexdigest()
-    env = clean_env(
-        KIOKU_HOME=str(tmp_path / "home"),
-        KIOKU_STORE_URL=postgres_url,
-        KIOKU_STORE__SCHEMA=schema,
-    )
-    try:
+    with schema_env(postgres_url, tmp_path, "half_") as env:
         yield env
-    finally:
-        admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 def _open(env: dict[str, str], home: Path, **settings: str) -> Kioku:

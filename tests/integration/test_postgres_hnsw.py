@@ -6,7 +6,6 @@ the CLI with exit 2 before anything is written.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,22 +14,14 @@ import pytest
 from kioku import Kioku
 from kioku.adapters.store.postgres import vectors
 from kioku.ports.store import MemoryFilter
-from tests.cli.conftest import clean_env, run_kioku
-from tests.postgres_server import admin, postgres_url  # noqa: F401 (a fixture)
+from tests.cli.conftest import run_kioku
+from tests.postgres_server import postgres_url, schema_env  # noqa: F401 (a fixture)
 
 
 @pytest.fixture
 def pg_env(postgres_url: str, tmp_path: Path) -> Iterator[dict[str, str]]:  # noqa: F811
-    schema = "hnsw_" + hashlib.blake2b(str(tmp_path).encode(), digest_size=8).hexdigest()
-    env = clean_env(
-        KIOKU_HOME=str(tmp_path / "home"),
-        KIOKU_STORE_URL=postgres_url,
-        KIOKU_STORE__SCHEMA=schema,
-    )
-    try:
+    with schema_env(postgres_url, tmp_path, "hnsw_") as env:
         yield env
-    finally:
-        admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
 def _options(kioku: Kioku) -> dict[str, str]:
