@@ -250,6 +250,7 @@ def run_hnsw(args: argparse.Namespace) -> dict[str, Any]:
     _drop_schema(args.store_url, args.schema)
     with psycopg.connect(args.store_url, autocommit=True) as conn:
         name = sql.Identifier(args.schema)
+        conn.execute("CREATE EXTENSION IF NOT EXISTS vector")  # a new server has none
         conn.execute(sql.SQL("CREATE SCHEMA {}").format(name))
         conn.execute(sql.SQL("SET search_path TO {}, public").format(name))
         conn.execute("CREATE TABLE vectors (id integer PRIMARY KEY, embedding vector)")
