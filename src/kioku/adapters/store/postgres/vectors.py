@@ -195,12 +195,12 @@ def indexed_expression(kind: str, dim: int, operand: str) -> str:
     return f"{operand}::vector({int(dim)})"
 
 
-def create_index(conn: Conn, model: str, dim: int, hnsw: HnswSettings = DEFAULT_HNSW) -> None:
-    """Build the HNSW index of ``(model, dim)`` over the rows already there (none when
-    :func:`index_kind` says pgvector cannot index them)."""
+def create_index(conn: Conn, model: str, dim: int, hnsw: HnswSettings = DEFAULT_HNSW) -> str | None:
+    """Build the HNSW index of ``(model, dim)`` over the rows already there; the type it holds,
+    or None (no index) when :func:`index_kind` says pgvector cannot index them."""
     kind = index_kind(conn, dim, hnsw)
     if kind is None:
-        return
+        return None
     row = conn.execute(
         "SELECT current_setting('maintenance_work_mem'), "
         "(SELECT count(*) FROM memory_vectors WHERE model = %s AND dim = %s)",
@@ -228,6 +228,7 @@ def create_index(conn: Conn, model: str, dim: int, hnsw: HnswSettings = DEFAULT_
             efc=sql.Literal(hnsw.ef_construction),
         )
     )
+    return kind
 
 
 def build_memory_mb(rows: int, dim: int, m: int, value_bytes: int = 4) -> int:
@@ -311,9 +312,8 @@ def ensure_indexes(
     for model, dim in wanted:
         if (model, dim) in known:
             continue
-        name = index_name(model, dim) if index_kind(conn, dim, hnsw) is not None else None
-        if name is not None:
-            create_index(conn, model, dim, hnsw)
+        built = create_index(conn, model, dim, hnsw)
+        name = index_name(model, dim) if built is not None else None
         conn.execute(
             "INSERT INTO vector_indexes (model, dim, index_name) VALUES (%s, %s, %s)",
             (model, dim, name),
@@ -382,6 +382,7 @@ def search(
         return []
     dim = len(query)
     scope, scope_params = and_clause(scope_filter(flt), "m.")
+    name = index_name(model, dim)
     # The index's own m and type (it may predate the current settings), read with the size.
     size = conn.execute(
         "SELECT t.reltuples, (SELECT o.option_value FROM pg_class AS i, "
@@ -389,7 +390,7 @@ def search(
         "AND o.option_name = 'm'), (SELECT c.opcname FROM pg_index AS x "
         "JOIN pg_opclass AS c ON c.oid = x.indclass[0] WHERE x.indexrelid = to_regclass(%s)) "
         "FROM pg_class AS t WHERE t.oid = to_regclass('memory_vectors')",
-        (index_name(model, dim), index_name(model, dim)),
+        (name, name),
     ).fetchone()
     opclass = str(size[2]) if size is not None and size[2] is not None else None
     if opclass is not None or dim <= HNSW_MAX_DIM:
