@@ -93,3 +93,24 @@ def test_recover_a_damaged_file_says_what_was_lost(kioku: Run, home: Path, tmp_p
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         saved = conn.execute("SELECT COUNT(*) FROM memories").fetchone()[0]
     assert 0 < saved < 60
+
+
+def test_reindex_on_sqlite_lists_each_model_and_builds_nothing(kioku: Run, home: Path) -> None:
+    assert kioku("init").code == 0
+    empty = kioku("reindex")
+    assert empty.code == 0, empty.err
+    assert "no vectors stored" in empty.out
+    _stock(home, 3)
+    done = kioku("reindex", "--json")
+    assert done.code == 0, done.err
+    (entry,) = done.json()["indexes"]
+    assert entry["model"].startswith("offline:")
+    assert (entry["vectors"], entry["before"], entry["after"]) == (3, "exact", "exact")
+    assert entry["rebuilt"] is False
+    text = kioku("reindex", "--force")
+    assert text.code == 0
+    assert "nothing to build: these vectors are searched exactly" in text.out
+    refused = kioku("reindex", "--model", "no-such-model")
+    assert refused.code == 2
+    assert "no-such-model" in refused.err
+    assert entry["model"] in refused.err

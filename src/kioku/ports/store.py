@@ -29,6 +29,7 @@ from kioku.ports.store_records import (
     Original,
     Resolution,
     StoredActivity,
+    VectorIndexReport,
 )
 from kioku.records import Record
 
@@ -63,6 +64,7 @@ __all__ = [
     "StoreStats",
     "StoredActivity",
     "Unset",
+    "VectorIndexReport",
 ]
 
 
@@ -616,4 +618,14 @@ class Store(Protocol):
 
     def vacuum(self) -> tuple[int, int, ScrubReport]:
         """Compact the store; its size in bytes before and after."""
+        ...
+
+    def reindex(
+        self, model: str | None = None, *, force: bool = False, dry_run: bool = False
+    ) -> builtins.list[VectorIndexReport]:
+        """Build each embedding model's vector index again (``model``: only that one) where
+        the store's current settings ask for another than the one it has (``force``: every
+        one), while searches and writes go on; ``dry_run``: only say what would be built.
+        A store whose vector search has no settings to apply rebuilds nothing. Refused
+        inside ``atomic()``; a ``model`` without vectors is a ValidationError."""
         ...

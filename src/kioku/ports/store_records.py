@@ -24,6 +24,7 @@ __all__ = [
     "Original",
     "Resolution",
     "StoredActivity",
+    "VectorIndexReport",
 ]
 
 
@@ -182,3 +183,19 @@ class ApiKey(Record):
     created_at: datetime
     revoked_at: datetime | None = None
     last_used_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True, eq=False, repr=False)
+class VectorIndexReport(Record):
+    """How one embedding model's vectors are searched, before and after ``Store.reindex``:
+    ``before`` and ``after`` describe the index (``"hnsw vector m=32 ef_construction=200"``)
+    or say ``"exact"`` where the vectors are compared one by one; ``rebuilt`` says whether
+    this call built it again, in ``seconds`` (with ``dry_run``: whether it would)."""
+
+    model: str
+    dim: int
+    vectors: int
+    before: str
+    after: str
+    rebuilt: bool
+    seconds: float = 0.0

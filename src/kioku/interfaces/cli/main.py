@@ -44,7 +44,7 @@ COMMAND_MODULES: Final = {
     "hook": "hook_cmds",
     "hooks": "hooks_install_cmds",
     "erase": "erase_cmds",
-    **dict.fromkeys(("vacuum", "recover"), "maintenance_cmds"),
+    **dict.fromkeys(("vacuum", "reindex", "recover"), "maintenance_cmds"),
     "export": "mirror_cmds",
     "mcp": "mcp_cmds",
     "serve": "serve_cmds",

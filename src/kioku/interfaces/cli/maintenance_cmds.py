@@ -1,7 +1,9 @@
-"""Store upkeep: compacting (vacuum) and salvaging a damaged store (recover)."""
+"""Store upkeep: compacting (vacuum), building vector indexes again (reindex) and salvaging a
+damaged store (recover)."""
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import click
@@ -116,4 +118,60 @@ def recover_cmd(source: Path, target: Path, as_json: bool) -> None:
         raise click.exceptions.Exit(1)
 
 
-COMMANDS = [vacuum_cmd, recover_cmd]
+@click.command("reindex")
+@click.option("--model", default=None, help="Only this embedding model's index.")
+@click.option("--force", is_flag=True, help="Build every index again, even one that matches.")
+@click.option("--dry-run", is_flag=True, help="Only show what would be built.")
+@json_option
+@click.pass_obj
+def reindex_cmd(
+    state: CliState, model: str | None, force: bool, dry_run: bool, as_json: bool
+) -> None:
+    """Build the vector indexes again with the current settings.
+
+    PostgreSQL: each embedding model's HNSW index keeps the type, m and ef_construction it
+    was built with ([store] hnsw_type, hnsw_m, hnsw_ef_construction apply to indexes built
+    afterwards). This builds each index that differs from the configuration again, beside
+    the one in use (CREATE INDEX CONCURRENTLY), then swaps it in: searches and writes go on
+    meanwhile. An interrupted run leaves the old index in use; run it again.
+
+    SQLite: vectors are searched exactly (past [retrieval] ann_min_vectors also with a graph
+    the store keeps up to date itself), so nothing is built; each model is listed.
+    """
+    with state.open() as kioku:
+        reports = kioku.store.reindex(model, force=force, dry_run=dry_run)
+    if as_json:
+        echo_json({"dry_run": dry_run, "indexes": [dataclasses.asdict(r) for r in reports]})
+        return
+    if not reports:
+        click.echo("no vectors stored: nothing to index")
+        return
+    click.echo(
+        table(
+            ["MODEL", "DIM", "VECTORS", "BEFORE", "AFTER", "REBUILT", "SECONDS"],
+            [
+                [
+                    r.model,
+                    str(r.dim),
+                    str(r.vectors),
+                    r.before,
+                    r.after,
+                    ("would" if dry_run else "yes") if r.rebuilt else "no",
+                    f"{r.seconds:.1f}" if r.rebuilt and not dry_run else "-",
+                ]
+                for r in reports
+            ],
+        )
+    )
+    due = sum(r.rebuilt for r in reports)
+    if dry_run:
+        click.echo(f"would build {due} of {len(reports)} again")
+    elif due:
+        click.echo(f"built {due} of {len(reports)} again")
+    elif all(r.after.startswith("exact") for r in reports):
+        click.echo("nothing to build: these vectors are searched exactly")
+    else:
+        click.echo("nothing to build: every index matches the settings")
+
+
+COMMANDS = [vacuum_cmd, reindex_cmd, recover_cmd]

@@ -16,6 +16,8 @@ A mixin of :class:`.store.PostgresStore`.
   ``pg_switch_wal()`` and ``CHECKPOINT`` (see :mod:`.erasure` for each step and why).
 * :meth:`MaintenancePart.vacuum` is the scrub, with the sizes of the schema's tables with
   their indexes and TOAST before and after.
+* :meth:`MaintenancePart.reindex` builds each model's HNSW index again with the current
+  settings (:mod:`.reindex`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ from __future__ import annotations
 import json
 import os
 import zipfile
-from contextlib import AbstractContextManager, suppress
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, contextmanager, suppress
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final
@@ -35,9 +38,12 @@ from psycopg import sql
 from kioku.adapters.store.postgres import migrations
 from kioku.adapters.store.postgres.connection import Conn, translating
 from kioku.adapters.store.postgres.erasure import drop_old_wal, record_backup, rewrite_tables
+from kioku.adapters.store.postgres.reindex import reindex
+from kioku.adapters.store.postgres.vectors import HnswSettings
 from kioku.core.timefmt import format_ts
 from kioku.errors import StoreError
 from kioku.ports.erasure import BackupRecord, ScrubReport
+from kioku.ports.store_records import VectorIndexReport
 
 __all__ = ["BACKUP_FORMAT", "MaintenancePart"]
 
@@ -99,6 +105,7 @@ class MaintenancePart:
     """Store methods that copy, scrub and compact the whole schema."""
 
     _where: str
+    hnsw: HnswSettings
 
     def _reading(self) -> AbstractContextManager[Conn]:
         raise NotImplementedError
@@ -110,6 +117,9 @@ class MaintenancePart:
         raise NotImplementedError
 
     def _atomic_depth(self) -> int:
+        raise NotImplementedError
+
+    def exclusive(self, name: str) -> AbstractContextManager[bool]:
         raise NotImplementedError
 
     def _outside_atomic(self, what: str) -> None:
@@ -211,3 +221,20 @@ class MaintenancePart:
         before = self._size()
         report = self._scrub_now()
         return before, self._size(), report
+
+    # -- vector indexes ------------------------------------------------------------------
+
+    def reindex(
+        self, model: str | None = None, *, force: bool = False, dry_run: bool = False
+    ) -> list[VectorIndexReport]:
+        """Build again each model's HNSW index whose type, ``m`` or ``ef_construction``
+        differ from the store's settings (``force``: every one), concurrently, then swap it
+        in (:mod:`.reindex`)."""
+        self._outside_atomic("reindex")
+
+        @contextmanager
+        def connection() -> Iterator[Conn]:
+            with translating(self._where), self._open_pool().connection() as conn:
+                yield conn
+
+        return reindex(connection, self.exclusive, self.hnsw, model, force=force, dry_run=dry_run)

@@ -55,6 +55,7 @@ __all__ = [
     "REBUILD_MIN",
     "RERANK_SPARE",
     "HnswSettings",
+    "build_memory_wanted",
     "choose_kind",
     "create_index",
     "drop_for_bulk",
@@ -63,6 +64,7 @@ __all__ = [
     "ensure_indexes",
     "index_kind",
     "index_name",
+    "index_statement",
     "indexed_expression",
     "rebuild",
     "search",
@@ -201,6 +203,18 @@ def create_index(conn: Conn, model: str, dim: int, hnsw: HnswSettings = DEFAULT_
     kind = index_kind(conn, dim, hnsw)
     if kind is None:
         return None
+    wanted = build_memory_wanted(conn, model, dim, kind, hnsw)
+    if wanted is not None:
+        conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (f"{wanted}MB",))
+    conn.execute(index_statement(index_name(model, dim), kind, model, dim, hnsw))
+    return kind
+
+
+def build_memory_wanted(
+    conn: Conn, model: str, dim: int, kind: str, hnsw: HnswSettings
+) -> int | None:
+    """The ``maintenance_work_mem`` (MB) a build of ``(model, dim)``'s index should have, or
+    None when the server's setting is already as large."""
     row = conn.execute(
         "SELECT current_setting('maintenance_work_mem'), "
         "(SELECT count(*) FROM memory_vectors WHERE model = %s AND dim = %s)",
@@ -209,26 +223,30 @@ def create_index(conn: Conn, model: str, dim: int, hnsw: HnswSettings = DEFAULT_
     current = _megabytes(str(row[0])) if row is not None else 0
     rows = int(str(row[1])) if row is not None else 0
     wanted = build_memory_mb(rows, dim, hnsw.m, 2 if kind == "halfvec" else 4)
-    if current < wanted:
-        conn.execute("SELECT set_config('maintenance_work_mem', %s, true)", (f"{wanted}MB",))
+    return wanted if current < wanted else None
+
+
+def index_statement(
+    name: str, kind: str, model: str, dim: int, hnsw: HnswSettings, *, concurrently: bool = False
+) -> sql.Composed:
+    """``CREATE INDEX`` of the HNSW index ``name`` of type ``kind`` over ``(model, dim)``'s rows
+    (``concurrently``: without blocking writes, outside a transaction block)."""
     # DDL takes no parameters: the model is quoted as a literal by psycopg.
-    conn.execute(
-        sql.SQL(
-            "CREATE INDEX IF NOT EXISTS {name} ON memory_vectors USING hnsw "
-            "(({indexed}) {ops}) "
-            "WITH (m = {m}, ef_construction = {efc}) "
-            "WHERE model = {model} AND dim = {dim}"
-        ).format(
-            name=sql.Identifier(index_name(model, dim)),
-            indexed=sql.SQL(indexed_expression(kind, dim, "embedding")),
-            ops=sql.SQL(f"{kind}_cosine_ops"),
-            dim=sql.Literal(dim),
-            model=sql.Literal(model),
-            m=sql.Literal(hnsw.m),
-            efc=sql.Literal(hnsw.ef_construction),
-        )
+    return sql.SQL(
+        "CREATE INDEX {how} IF NOT EXISTS {name} ON memory_vectors USING hnsw "
+        "(({indexed}) {ops}) "
+        "WITH (m = {m}, ef_construction = {efc}) "
+        "WHERE model = {model} AND dim = {dim}"
+    ).format(
+        how=sql.SQL("CONCURRENTLY" if concurrently else ""),
+        name=sql.Identifier(name),
+        indexed=sql.SQL(indexed_expression(kind, dim, "embedding")),
+        ops=sql.SQL(f"{kind}_cosine_ops"),
+        dim=sql.Literal(dim),
+        model=sql.Literal(model),
+        m=sql.Literal(hnsw.m),
+        efc=sql.Literal(hnsw.ef_construction),
     )
-    return kind
 
 
 def build_memory_mb(rows: int, dim: int, m: int, value_bytes: int = 4) -> int:

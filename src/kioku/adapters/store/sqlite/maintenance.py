@@ -16,10 +16,17 @@ from kioku.adapters.store.sqlite.connection import (
 )
 from kioku.adapters.store.sqlite.migrations import LATEST_VERSION, schema_version
 from kioku.adapters.store.sqlite.vector_layout import SUFFIX, cache_dir
-from kioku.errors import StoreError
-from kioku.ports.store import IntegrityReport, StoreStats
+from kioku.errors import StoreError, ValidationError
+from kioku.ports.store import IntegrityReport, StoreStats, VectorIndexReport
 
-__all__ = ["backup_into", "file_mode_problems", "integrity_report", "size_bytes", "stats"]
+__all__ = [
+    "backup_into",
+    "file_mode_problems",
+    "integrity_report",
+    "size_bytes",
+    "stats",
+    "vector_index_reports",
+]
 
 _SHOWN: Final = 5
 
@@ -228,3 +235,30 @@ def backup_into(
             with suppress(OSError):
                 leftover.unlink()
     return held
+
+
+def vector_index_reports(
+    conn: sqlite3.Connection, model: str | None, ann_min: int
+) -> list[VectorIndexReport]:
+    """How each model's vectors are searched (``model``: only its own): exactly, and past
+    ``ann_min`` vectors (when not 0) with the HNSW graph too, which the store keeps up to
+    date itself. Nothing here has build settings to apply, so nothing is rebuilt."""
+    rows = conn.execute(
+        "SELECT embedding_model, embedding_dim, COUNT(*) FROM memories "
+        "WHERE embedding_model IS NOT NULL GROUP BY embedding_model, embedding_dim "
+        "ORDER BY embedding_model, embedding_dim"
+    ).fetchall()
+    found = [(str(m), int(d), int(n)) for m, d, n in rows if model is None or m == model]
+    if model is not None and not found:
+        known = ", ".join(sorted({str(r[0]) for r in rows}))
+        raise ValidationError(
+            "model",
+            model,
+            "a model this store has vectors of" + (f": {known}" if known else ""),
+            hint="`kioku reindex` without --model reports every model",
+        )
+    reports = []
+    for name, dim, count in found:
+        how = "exact + hnsw graph" if 0 < ann_min <= count else "exact"
+        reports.append(VectorIndexReport(name, dim, count, how, how, False))
+    return reports

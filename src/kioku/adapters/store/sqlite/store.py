@@ -65,6 +65,7 @@ from kioku.ports.store import (
     MemoryPatch,
     ScoringFields,
     StoreStats,
+    VectorIndexReport,
 )
 
 if TYPE_CHECKING:
@@ -764,6 +765,17 @@ class SqliteStore(TransactionsPart, KindsPart, ConsolidationPart, KeysPart):
                 self._connection().execute("VACUUM")
             report = self.scrub()
             return before, maintenance.size_bytes(self._path), report
+
+    def reindex(
+        self, model: str | None = None, *, force: bool = False, dry_run: bool = False
+    ) -> builtins.list[VectorIndexReport]:
+        """Nothing to build again (:func:`.maintenance.vector_index_reports`): each model's
+        vectors as they are searched. ``force`` and ``dry_run`` change nothing here."""
+        from kioku.adapters.store.sqlite import maintenance
+
+        self._outside_atomic("reindex")
+        with self._reading() as conn:
+            return maintenance.vector_index_reports(conn, model, self._ann_min)
 
 
 def open_sqlite_store(
