@@ -282,3 +282,41 @@ def test_the_command(pg_env: dict[str, str], tmp_path: Path) -> None:
     assert refused.returncode == 2
     assert "no-such-model" in refused.stderr
     assert "offline:" in refused.stderr
+
+
+def test_a_build_that_fails_leaves_the_old_index_and_nothing_else(
+    pg_env: dict[str, str], tmp_path: Path
+) -> None:
+    rng = np.random.default_rng(19)
+    matrix = rng.standard_normal((3000, 48)).astype(np.float32)
+    with _open(pg_env, tmp_path / "home", hnsw_m="4", hnsw_ef_construction="8") as kioku:
+        ids = _store(kioku, matrix)
+    with _open(pg_env, tmp_path / "home", hnsw_ef_construction="400") as kioku:
+        old = _index(kioku, 48)
+        query = rng.standard_normal(48)
+        walked = _found(kioku, query, 10)  # by the old, sparse index
+        errors: list[BaseException] = []
+
+        def run() -> None:
+            try:
+                kioku.store.reindex()
+            except StoreError as exc:
+                errors.append(exc)
+
+        worker = threading.Thread(target=run)
+        worker.start()
+        assert _building(kioku, worker)
+        with kioku.store._reading() as conn:  # type: ignore[attr-defined]
+            # The administrator cancels the build.
+            conn.execute(
+                "SELECT pg_cancel_backend(pid) FROM pg_stat_progress_create_index "
+                "WHERE relid = to_regclass('memory_vectors')"
+            )
+        worker.join()
+        assert len(errors) == 1
+        assert _index(kioku, 48) == old
+        assert _index(kioku, 48, "_next") is None
+        assert _found(kioku, query, 10) == walked
+        (report,) = kioku.store.reindex()
+        assert report.after == "hnsw vector m=32 ef_construction=400"
+        assert _found(kioku, query, 10) == _exact(matrix, ids, query, 10)

@@ -7,8 +7,8 @@ settings ask for, and builds the ones that differ:
 
 1. ``CREATE INDEX CONCURRENTLY`` of a second index, ``<name>_next``, beside the one in use:
    searches go on walking the old index and writes go on (each new vector enters both).
-   A build that was interrupted (a killed process, a lost connection) leaves an invalid
-   ``<name>_next`` behind, which the next run drops first.
+   A build that fails drops what it began; one that was interrupted (a killed process, a
+   lost connection) leaves an invalid ``<name>_next`` behind, which the next run drops first.
 2. One short transaction, holding the schema's writer lock like every kioku write: drop the
    old index, rename the new one to the name searches look for, record it in
    ``vector_indexes``. A search that starts after it commits walks the new index.
@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, suppress
 from typing import Final
 
+import psycopg
 from psycopg import sql
 
 from kioku.adapters.store.postgres import migrations
@@ -93,7 +94,8 @@ def _wanted(conn: Conn, dim: int, hnsw: HnswSettings) -> Built:
 def _build_next(conn: Conn, model: str, dim: int, wanted: Built, hnsw: HnswSettings) -> str:
     """Build ``<name>_next`` concurrently (``conn``: autocommit); its name."""
     name = index_name(model, dim) + _NEXT
-    conn.execute(sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name)))
+    drop = sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name))
+    conn.execute(drop)
     if wanted is None:
         return name
     memory = build_memory_wanted(conn, model, dim, wanted[0], hnsw)
@@ -101,9 +103,15 @@ def _build_next(conn: Conn, model: str, dim: int, wanted: Built, hnsw: HnswSetti
         conn.execute("SELECT set_config('maintenance_work_mem', %s, false)", (f"{memory}MB",))
     try:
         conn.execute(index_statement(name, wanted[0], model, dim, hnsw, concurrently=True))
+    except BaseException:
+        # A failed build leaves an invalid index that writes would go on keeping up to date.
+        with suppress(psycopg.Error):
+            conn.execute(drop)
+        raise
     finally:
         if memory is not None:
-            conn.execute("RESET maintenance_work_mem")
+            with suppress(psycopg.Error):
+                conn.execute("RESET maintenance_work_mem")
     return name
 
 
