@@ -159,20 +159,16 @@ def reindex(
 def _reindex(
     conn: Conn, hnsw: HnswSettings, model: str | None, *, force: bool, dry_run: bool
 ) -> Iterator[VectorIndexReport]:
-    registered = [
-        (str(m), int(str(d)), int(str(n))) for m, d, n in conn.execute(_REGISTERED).fetchall()
-    ]
-    if model is not None:
-        registered = [r for r in registered if r[0] == model]
-        if not registered:
-            known = sorted({str(row[0]) for row in conn.execute(_REGISTERED).fetchall()})
-            raise ValidationError(
-                "model",
-                model,
-                "a model this store has vectors of"
-                + (f": {', '.join(map(str, known))}" if known else ""),
-                hint="`kioku reindex` without --model rebuilds every model's index",
-            )
+    every = [(str(m), int(str(d)), int(str(n))) for m, d, n in conn.execute(_REGISTERED).fetchall()]
+    registered = [r for r in every if model is None or r[0] == model]
+    if model is not None and not registered:
+        known = ", ".join(sorted({r[0] for r in every}))
+        raise ValidationError(
+            "model",
+            model,
+            "a model this store has vectors of" + (f": {known}" if known else ""),
+            hint="`kioku reindex` without --model rebuilds every model's index",
+        )
     for name, dim, count in registered:
         before = _current(conn, index_name(name, dim))
         wanted = _wanted(conn, dim, hnsw)
