@@ -28,6 +28,7 @@ from tests.contract.conftest import build_memory
 from tests.postgres_server import postgres_url, schema_env  # noqa: F401 (a fixture)
 
 vectors = pytest.importorskip("kioku.adapters.store.postgres.vectors")
+reindex_module = pytest.importorskip("kioku.adapters.store.postgres.reindex")
 
 MODEL = "test-reindex"
 
@@ -216,7 +217,14 @@ def test_vectors_written_during_the_build_are_in_the_new_index(
         _store(kioku, matrix)
     with _open(pg_env, tmp_path / "home", hnsw_ef_construction="400") as kioku:
         results: list[object] = []
-        worker = threading.Thread(target=lambda: results.append(kioku.store.reindex()))
+        heard: list[tuple[str, int, int]] = []
+
+        def progress(label: str, done: int, total: int) -> None:
+            heard.append((label, done, total))
+
+        worker = threading.Thread(
+            target=lambda: results.append(kioku.store.reindex(progress=progress))
+        )
         worker.start()
         assert _building(kioku, worker)
         added = _store(kioku, extra[:1], first=10_000)
@@ -227,6 +235,8 @@ def test_vectors_written_during_the_build_are_in_the_new_index(
         worker.join()
         (report,) = results[0]  # type: ignore[misc]
         assert report.seconds > 0
+        assert heard[0] == (f"{MODEL} (48)", 0, 1)
+        assert heard[-1] == (f"{MODEL} (48)", 1, 1)
         assert report.rebuilt
         assert report.after == "hnsw vector m=32 ef_construction=400"
         # Each vector's own nearest neighbour is itself, found by walking the new index.
@@ -285,7 +295,7 @@ def test_the_command(pg_env: dict[str, str], tmp_path: Path) -> None:
 
 
 def test_a_build_that_fails_leaves_the_old_index_and_nothing_else(
-    pg_env: dict[str, str], tmp_path: Path
+    pg_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     rng = np.random.default_rng(19)
     matrix = rng.standard_normal((3000, 48)).astype(np.float32)
@@ -296,16 +306,29 @@ def test_a_build_that_fails_leaves_the_old_index_and_nothing_else(
         query = rng.standard_normal(48)
         walked = _found(kioku, query, 10)  # by the old, sparse index
         errors: list[BaseException] = []
+        heard: list[tuple[str, int, int]] = []
+        reported = threading.Event()
+
+        def progress(label: str, done: int, total: int) -> None:
+            heard.append((label, done, total))
+            if "building index" in label:
+                reported.set()
 
         def run() -> None:
             try:
-                kioku.store.reindex()
+                kioku.store.reindex(progress=progress)
             except StoreError as exc:
                 errors.append(exc)
 
+        monkeypatch.setattr(reindex_module, "POLL_SECONDS", 0.05)
         worker = threading.Thread(target=run)
         worker.start()
-        assert _building(kioku, worker)
+        # The server's own report of the build reaches the caller while it runs.
+        assert reported.wait(60)
+        assert heard[0] == (f"{MODEL} (48)", 0, 1)
+        label, done, total = next(h for h in heard if "building index" in h[0])
+        assert label.startswith(f"{MODEL} (48): building index")
+        assert 0 <= done <= total
         with kioku.store._reading() as conn:  # type: ignore[attr-defined]
             # The administrator cancels the build.
             conn.execute(

@@ -7,7 +7,7 @@ suite (``tests/contract``).
 from __future__ import annotations
 
 import builtins
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, fields
 from datetime import datetime
@@ -621,11 +621,17 @@ class Store(Protocol):
         ...
 
     def reindex(
-        self, model: str | None = None, *, force: bool = False, dry_run: bool = False
+        self,
+        model: str | None = None,
+        *,
+        force: bool = False,
+        dry_run: bool = False,
+        progress: Callable[[str, int, int], None] | None = None,
     ) -> builtins.list[VectorIndexReport]:
         """Build each embedding model's vector index again (``model``: only that one) where
         the store's current settings ask for another than the one it has (``force``: every
         one), while searches and writes go on; ``dry_run``: only say what would be built.
-        A store whose vector search has no settings to apply rebuilds nothing. Refused
-        inside ``atomic()``; a ``model`` without vectors is a ValidationError."""
+        ``progress(label, done, total)`` hears how each build goes. A store whose vector
+        search has no settings to apply rebuilds nothing. Refused inside ``atomic()``; a
+        ``model`` without vectors is a ValidationError."""
         ...

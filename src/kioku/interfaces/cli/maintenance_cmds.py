@@ -4,6 +4,7 @@ damaged store (recover)."""
 from __future__ import annotations
 
 import dataclasses
+import sys
 from pathlib import Path
 
 import click
@@ -138,8 +139,18 @@ def reindex_cmd(
     SQLite: vectors are searched exactly (past [retrieval] ann_min_vectors also with a graph
     the store keeps up to date itself), so nothing is built; each model is listed.
     """
-    with state.open() as kioku:
-        reports = kioku.store.reindex(model, force=force, dry_run=dry_run)
+    show = not as_json and sys.stderr.isatty()
+    with (
+        state.open() as kioku,
+        click.progressbar(length=1, label="reindex", file=sys.stderr, hidden=not show) as bar,
+    ):
+
+        def progress(label: str, done: int, total: int) -> None:
+            bar.length = max(total, 1)
+            bar.label = label
+            bar.update(done - bar.pos)
+
+        reports = kioku.store.reindex(model, force=force, dry_run=dry_run, progress=progress)
     if as_json:
         echo_json({"dry_run": dry_run, "indexes": [dataclasses.asdict(r) for r in reports]})
         return

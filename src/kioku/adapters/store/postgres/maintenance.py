@@ -38,7 +38,7 @@ from psycopg import sql
 from kioku.adapters.store.postgres import migrations
 from kioku.adapters.store.postgres.connection import Conn, translating
 from kioku.adapters.store.postgres.erasure import drop_old_wal, record_backup, rewrite_tables
-from kioku.adapters.store.postgres.reindex import reindex
+from kioku.adapters.store.postgres.reindex import Progress, reindex
 from kioku.adapters.store.postgres.vectors import HnswSettings
 from kioku.core.timefmt import format_ts
 from kioku.errors import StoreError
@@ -225,7 +225,12 @@ class MaintenancePart:
     # -- vector indexes ------------------------------------------------------------------
 
     def reindex(
-        self, model: str | None = None, *, force: bool = False, dry_run: bool = False
+        self,
+        model: str | None = None,
+        *,
+        force: bool = False,
+        dry_run: bool = False,
+        progress: Progress | None = None,
     ) -> list[VectorIndexReport]:
         """Build again each model's HNSW index whose type, ``m`` or ``ef_construction``
         differ from the store's settings (``force``: every one), concurrently, then swap it
@@ -237,4 +242,12 @@ class MaintenancePart:
             with translating(self._where), self._open_pool().connection() as conn:
                 yield conn
 
-        return reindex(connection, self.exclusive, self.hnsw, model, force=force, dry_run=dry_run)
+        return reindex(
+            connection,
+            self.exclusive,
+            self.hnsw,
+            model,
+            force=force,
+            dry_run=dry_run,
+            progress=progress,
+        )

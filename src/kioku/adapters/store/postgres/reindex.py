@@ -21,9 +21,11 @@ One reindex runs at a time per schema (a session-level advisory lock, :meth:`exc
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
+from functools import partial
 from typing import Final
 
 import psycopg
@@ -41,7 +43,7 @@ from kioku.adapters.store.postgres.vectors import (
 from kioku.errors import StoreError, ValidationError
 from kioku.ports.store_records import VectorIndexReport
 
-__all__ = ["describe", "reindex"]
+__all__ = ["POLL_SECONDS", "Progress", "describe", "reindex"]
 
 #: pgvector's own defaults, for an index built without ``WITH (...)``.
 _PGVECTOR_M: Final = 16
@@ -61,6 +63,14 @@ _INDEX: Final = (
 )
 
 Built = tuple[str, int, int] | None  # (type, m, ef_construction), or None: no index
+#: ``progress(label, done, total)``: what a build is doing (the model and the server's phase)
+#: and how far it is, in blocks of the table.
+Progress = Callable[[str, int, int], None]
+#: Seconds between two readings of the server's progress report while an index is built.
+POLL_SECONDS: Final = 1.0
+_PROGRESS: Final = (
+    "SELECT phase, blocks_done, blocks_total FROM pg_stat_progress_create_index WHERE pid = %s"
+)
 
 
 def describe(built: Built) -> str:
@@ -91,8 +101,47 @@ def _wanted(conn: Conn, dim: int, hnsw: HnswSettings) -> Built:
     return None if kind is None else (kind, hnsw.m, hnsw.ef_construction)
 
 
-def _build_next(conn: Conn, model: str, dim: int, wanted: Built, hnsw: HnswSettings) -> str:
-    """Build ``<name>_next`` concurrently (``conn``: autocommit); its name."""
+@contextmanager
+def _watching(
+    connection: Callable[[], AbstractContextManager[Conn]],
+    pid: int,
+    label: str,
+    progress: Progress | None,
+) -> Iterator[None]:
+    """While the block runs, report every :data:`POLL_SECONDS` what the server says of the
+    index build of backend ``pid``, from a connection of its own (a reading that fails, such
+    as a pool with no connection to spare, ends the reports, not the build)."""
+    if progress is None:
+        yield
+        return
+    stop = threading.Event()
+
+    def watch() -> None:
+        with suppress(Exception), connection() as watcher:
+            while not stop.wait(POLL_SECONDS):
+                row = watcher.execute(_PROGRESS, (pid,)).fetchone()
+                if row is not None:
+                    progress(f"{label}: {row[0]}", int(str(row[1])), int(str(row[2])))
+
+    thread = threading.Thread(target=watch, name="kioku-reindex-progress", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+
+
+def _build_next(
+    conn: Conn,
+    model: str,
+    dim: int,
+    wanted: Built,
+    hnsw: HnswSettings,
+    watching: Callable[[], AbstractContextManager[None]],
+) -> str:
+    """Build ``<name>_next`` concurrently (``conn``: autocommit), inside ``watching()``; its
+    name."""
     name = index_name(model, dim) + _NEXT
     drop = sql.SQL("DROP INDEX CONCURRENTLY IF EXISTS {}").format(sql.Identifier(name))
     conn.execute(drop)
@@ -102,7 +151,8 @@ def _build_next(conn: Conn, model: str, dim: int, wanted: Built, hnsw: HnswSetti
     if memory is not None:
         conn.execute("SELECT set_config('maintenance_work_mem', %s, false)", (f"{memory}MB",))
     try:
-        conn.execute(index_statement(name, wanted[0], model, dim, hnsw, concurrently=True))
+        with watching():
+            conn.execute(index_statement(name, wanted[0], model, dim, hnsw, concurrently=True))
     except BaseException:
         # A failed build leaves an invalid index that writes would go on keeping up to date.
         with suppress(psycopg.Error):
@@ -141,11 +191,14 @@ def reindex(
     *,
     force: bool = False,
     dry_run: bool = False,
+    progress: Progress | None = None,
 ) -> list[VectorIndexReport]:
     """Build again every registered model's index (``model``: only its own) whose type,
     ``m`` or ``ef_construction`` differ from ``hnsw`` (``force``: every one). ``connection``
     lends an autocommit connection outside any transaction; ``exclusive`` takes the
-    store-wide lock of that name without waiting."""
+    store-wide lock of that name without waiting. ``progress`` hears of each build as it
+    starts (``done`` 0) and ends (``done == total``), and in between what the server reports
+    of it."""
     with exclusive("reindex") as taken:
         if not taken:
             raise StoreError(
@@ -153,11 +206,21 @@ def reindex(
                 hint="wait for it to finish, then run this again",
             )
         with connection() as conn:
-            return list(_reindex(conn, hnsw, model, force=force, dry_run=dry_run))
+            return list(_reindex(conn, connection, hnsw, model, force, dry_run, progress or _quiet))
+
+
+def _quiet(label: str, done: int, total: int) -> None:
+    """No progress reports."""
 
 
 def _reindex(
-    conn: Conn, hnsw: HnswSettings, model: str | None, *, force: bool, dry_run: bool
+    conn: Conn,
+    connection: Callable[[], AbstractContextManager[Conn]],
+    hnsw: HnswSettings,
+    model: str | None,
+    force: bool,
+    dry_run: bool,
+    progress: Progress,
 ) -> Iterator[VectorIndexReport]:
     every = [(str(m), int(str(d)), int(str(n))) for m, d, n in conn.execute(_REGISTERED).fetchall()]
     registered = [r for r in every if model is None or r[0] == model]
@@ -177,8 +240,13 @@ def _reindex(
             yield VectorIndexReport(name, dim, count, describe(before), describe(wanted), due)
             continue
         started = time.perf_counter()
-        built_next = _build_next(conn, name, dim, wanted, hnsw)
+        label = f"{name} ({dim})"
+        progress(label, 0, 1)
+        watched = None if progress is _quiet else progress
+        watching = partial(_watching, connection, conn.info.backend_pid, label, watched)
+        built_next = _build_next(conn, name, dim, wanted, hnsw, watching)
         _swap(conn, name, dim, None if wanted is None else built_next)
         seconds = time.perf_counter() - started
+        progress(label, 1, 1)
         after = _current(conn, index_name(name, dim))
         yield VectorIndexReport(name, dim, count, describe(before), describe(after), True, seconds)

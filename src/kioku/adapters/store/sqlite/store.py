@@ -23,7 +23,7 @@ import builtins
 import sqlite3
 import sys
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -767,10 +767,15 @@ class SqliteStore(TransactionsPart, KindsPart, ConsolidationPart, KeysPart):
             return before, maintenance.size_bytes(self._path), report
 
     def reindex(
-        self, model: str | None = None, *, force: bool = False, dry_run: bool = False
+        self,
+        model: str | None = None,
+        *,
+        force: bool = False,
+        dry_run: bool = False,
+        progress: Callable[[str, int, int], None] | None = None,
     ) -> builtins.list[VectorIndexReport]:
         """Nothing to build again (:func:`.maintenance.vector_index_reports`): each model's
-        vectors as they are searched. ``force`` and ``dry_run`` change nothing here."""
+        vectors as they are searched. The options change nothing here."""
         from kioku.adapters.store.sqlite import maintenance
 
         self._outside_atomic("reindex")
