@@ -19,9 +19,8 @@ import numpy as np
 import pytest
 
 from kioku import Kioku
-from kioku.core.model import Embedding
 from kioku.ports.store import MemoryFilter
-from tests.contract.conftest import build_memory
+from tests.integration.pg_vector_helpers import exact_ids, open_with, store_rows
 from tests.postgres_server import admin, postgres_url, schema_env  # noqa: F401 (a fixture)
 
 vectors = pytest.importorskip("kioku.adapters.store.postgres.vectors")
@@ -36,8 +35,7 @@ def pg_env(postgres_url: str, tmp_path: Path) -> Iterator[dict[str, str]]:  # no
 
 
 def _open(env: dict[str, str], home: Path, **settings: str) -> Kioku:
-    extra = {f"KIOKU_STORE__{k.upper()}": v for k, v in settings.items()}
-    kioku = Kioku.open(home, env={**env, **extra})
+    kioku = open_with(env, home, **settings)
     with kioku.store._reading() as conn:  # type: ignore[attr-defined]
         version = vectors.pgvector_version(conn)
     if version < vectors.HALFVEC_SINCE:
@@ -58,20 +56,10 @@ def _opclass(kioku: Kioku, dim: int) -> str | None:
 
 
 def _store(kioku: Kioku, matrix: np.ndarray, first: int = 0) -> list[str]:
-    memories = [
-        build_memory(first + n, embedding=Embedding(MODEL, tuple(float(v) for v in row)))
-        for n, row in enumerate(matrix)
-    ]
-    kioku.store.add_many(memories)
-    return [memory.id for memory in memories]
+    return store_rows(kioku, MODEL, matrix, first)
 
 
-def _exact(matrix: np.ndarray, ids: list[str], query: np.ndarray, k: int) -> list[str]:
-    m = matrix.astype(np.float64)
-    q = query.astype(np.float64)
-    sims = (m @ q) / (np.linalg.norm(m, axis=1) * np.linalg.norm(q))
-    order = sorted(range(len(ids)), key=lambda n: (-sims[n], ids[n]))
-    return [ids[n] for n in order[:k]]
+_exact = exact_ids
 
 
 def _search(kioku: Kioku, query: np.ndarray, k: int) -> list[tuple[str, float]]:

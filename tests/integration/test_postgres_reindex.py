@@ -21,10 +21,9 @@ import numpy as np
 import pytest
 
 from kioku import Kioku
-from kioku.core.model import Embedding
 from kioku.errors import StoreError, ValidationError
 from kioku.ports.store import MemoryFilter
-from tests.contract.conftest import build_memory
+from tests.integration.pg_vector_helpers import exact_ids, open_with, store_rows
 from tests.postgres_server import postgres_url, schema_env  # noqa: F401 (a fixture)
 
 vectors = pytest.importorskip("kioku.adapters.store.postgres.vectors")
@@ -39,9 +38,8 @@ def pg_env(postgres_url: str, tmp_path: Path) -> Iterator[dict[str, str]]:  # no
         yield env
 
 
-def _open(env: dict[str, str], home: Path, **settings: str) -> Kioku:
-    extra = {f"KIOKU_STORE__{k.upper()}": v for k, v in settings.items()}
-    return Kioku.open(home, env={**env, **extra})
+_open = open_with
+_exact = exact_ids
 
 
 def _index(kioku: Kioku, dim: int, suffix: str = "") -> tuple[str, list[str], int] | None:
@@ -67,18 +65,7 @@ def _registered(kioku: Kioku, dim: int) -> str | None:
 
 
 def _store(kioku: Kioku, matrix: np.ndarray, first: int = 0) -> list[str]:
-    memories = [
-        build_memory(first + n, embedding=Embedding(MODEL, tuple(float(v) for v in row)))
-        for n, row in enumerate(matrix)
-    ]
-    kioku.store.add_many(memories)
-    return [memory.id for memory in memories]
-
-
-def _exact(matrix: np.ndarray, ids: list[str], query: np.ndarray, k: int) -> list[str]:
-    m = matrix.astype(np.float64)
-    sims = (m @ query) / (np.linalg.norm(m, axis=1) * np.linalg.norm(query))
-    return [ids[n] for n in sorted(range(len(ids)), key=lambda n: (-sims[n], ids[n]))[:k]]
+    return store_rows(kioku, MODEL, matrix, first)
 
 
 def _found(kioku: Kioku, query: np.ndarray, k: int) -> list[str]:
