@@ -240,6 +240,8 @@ def test_one_reindex_at_a_time_and_bad_input(pg_env: dict[str, str], tmp_path: P
             assert taken
             with pytest.raises(StoreError, match="another `kioku reindex`"):
                 kioku.store.reindex()
+            # Only reading, a dry run goes beside a build.
+            assert [r.vectors for r in kioku.store.reindex(dry_run=True)] == [20]
         with pytest.raises(ValidationError, match="test-reindex"):
             kioku.store.reindex(model="no-such-model")
         with kioku.store.atomic(), pytest.raises(StoreError, match="inside atomic"):
@@ -271,9 +273,18 @@ def test_the_command(pg_env: dict[str, str], tmp_path: Path) -> None:
         "hnsw vector m=32 ef_construction=200",
         True,
     )
+    doctor = _cli(pg_env, "doctor", "--json")
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    # A setting not applied yet is said, not a problem.
+    assert checks["indexes"]["ok"] is True
+    assert "1 of 1 differ from the settings" in checks["indexes"]["detail"]
+    assert "run `kioku reindex`" in checks["indexes"]["detail"]
     done = _cli(pg_env, "reindex")
     assert done.returncode == 0, done.stderr
     assert "built 1 of 1 again" in done.stdout
+    doctor = _cli(pg_env, "doctor", "--json")
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    assert checks["indexes"]["detail"] == "1 model(s), every index as the settings ask"
     assert "nothing to build" in _cli(pg_env, "reindex").stdout
     refused = _cli(pg_env, "reindex", "--model", "no-such-model")
     assert refused.returncode == 2

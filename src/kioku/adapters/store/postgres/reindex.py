@@ -198,7 +198,10 @@ def reindex(
     lends an autocommit connection outside any transaction; ``exclusive`` takes the
     store-wide lock of that name without waiting. ``progress`` hears of each build as it
     starts (``done`` 0) and ends (``done == total``), and in between what the server reports
-    of it."""
+    of it. A ``dry_run`` only reads, and runs beside a reindex that builds."""
+    if dry_run:
+        with connection() as conn:
+            return list(_reindex(conn, connection, hnsw, model, force, True, _quiet))
     with exclusive("reindex") as taken:
         if not taken:
             raise StoreError(
@@ -206,7 +209,7 @@ def reindex(
                 hint="wait for it to finish, then run this again",
             )
         with connection() as conn:
-            return list(_reindex(conn, connection, hnsw, model, force, dry_run, progress or _quiet))
+            return list(_reindex(conn, connection, hnsw, model, force, False, progress or _quiet))
 
 
 def _quiet(label: str, done: int, total: int) -> None:
