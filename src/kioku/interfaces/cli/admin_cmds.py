@@ -359,7 +359,8 @@ def doctor_cmd(state: CliState, as_json: bool) -> None:
 
     The vector cache files beside the database are checked too (permissions and checksums);
     past retrieval.ann_min_vectors memories, a `vectors` line says whether the HNSW graph of
-    the `ann` extra is there.
+    the `ann` extra is there. On PostgreSQL an `indexes` line says which models' HNSW
+    indexes differ from the [store] hnsw_* settings (`kioku reindex` applies them).
     Exits 0 when everything is ok, 1 when a problem is found.
     """
     checks: list[dict[str, Any]] = []
