@@ -10,8 +10,9 @@ about 27 years), a spec-like mix of categories (casual 35 %, work 35 %, decision
 emotional 15 %) and intensities, a few protected, about 1 % recalled since the last batch and
 a few revival requests; each memory's ``memory_days``, score and level follow from its age,
 and the level ratios are settled once by the planner. Levels 2 and 3 hold summary and keyword
-texts; vectors are random unit vectors (the batch re-embeds what it compresses with the
-configured embedder, the offline default). Then one batch runs (``Kioku.batch``, offline
+texts; vectors are random unit vectors, or with ``--vectors FILE.npy`` the rows of that
+matrix (the batch re-embeds what it compresses with the configured embedder, the offline
+default). Then one batch runs (``Kioku.batch``, offline
 analyzer, no LLM, consolidation off) and its wall time is printed. Consolidation, which a
 batch otherwise runs afterwards, is timed apart: this store has no consolidation runs
 recorded, so it catches up every period of the store's history.
@@ -79,9 +80,12 @@ def _texts(rng: random.Random, level: int) -> tuple[str, str]:
     return f"{words[0]}, {words[1]}", f"{words[3]}, {words[4]}"
 
 
-def build(kioku: Kioku, size: int, per_day: int, seed: int) -> datetime:
+def build(
+    kioku: Kioku, size: int, per_day: int, seed: int, vectors: np.ndarray | None = None
+) -> datetime:
     """Fill the store in a settled state, 5,000 memories at a time; returns the time of the
-    last batch it reflects."""
+    last batch it reflects. ``vectors``: the memories' vectors, row ``i`` for memory ``i``
+    (random unit vectors without)."""
     rng = random.Random(seed)
     np_rng = np.random.default_rng(seed)
     cfg = kioku.config
@@ -147,7 +151,8 @@ def build(kioku: Kioku, size: int, per_day: int, seed: int) -> datetime:
         level = int(settled.level[i])
         trigger, content = _texts(rng, min(level, Level.TRACE))
         archived = level == Level.ARCHIVED
-        vector = np_rng.standard_normal(DIM).astype(np.float32)
+        drawn = np_rng.standard_normal(DIM).astype(np.float32)
+        vector = drawn if vectors is None else np.array(vectors[i], dtype=np.float32)
         vector /= np.linalg.norm(vector)
         requested = archived and rng.random() < 0.002
         batch.append(
@@ -244,6 +249,7 @@ def measure(
     schema: str = "batch_scale",
     hnsw: tuple[int, int] | None = None,
     catch_up: bool = True,
+    vectors: np.ndarray | None = None,
 ) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         home = Path(tmp) / "home"
@@ -256,7 +262,7 @@ def measure(
         else:
             t0 = time.perf_counter()
             with Kioku.open(home, env={}) as kioku:
-                last = build(kioku, size, per_day, seed)
+                last = build(kioku, size, per_day, seed, vectors)
             fill_s = time.perf_counter() - t0
             (home / "last_batch").write_text(last.isoformat())
             if store_dir is not None:
@@ -368,8 +374,19 @@ def main() -> None:
         help="skip timing consolidation's catch-up of the store's whole history (hours at a "
         "million: every day of 27 years)",
     )
+    parser.add_argument(
+        "--vectors",
+        type=Path,
+        help="a .npy matrix (rows x 384, float32) whose row i is memory i's vector, instead of "
+        "random unit vectors: for example the vectors of recall_scale.py's store (offline "
+        "embeddings of its texts), over which the default HNSW graph builds in a fraction of the "
+        "time random vectors take (used when the store is built, not when a kept one is reused)",
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    vectors = None if args.vectors is None else np.load(args.vectors, mmap_mode="r")
+    if vectors is not None and (vectors.ndim != 2 or vectors.shape[1] != DIM):
+        parser.error(f"--vectors must hold rows of {DIM} values, not shape {vectors.shape}")
     hnsw = None if args.hnsw is None else tuple(int(v) for v in args.hnsw.split("/"))
     if hnsw is not None and len(hnsw) != 2:
         parser.error("--hnsw takes M/EF, for example 16/32")
@@ -379,6 +396,8 @@ def main() -> None:
         f"best {link['best_seconds']} s, median {link['median_seconds']} s ({link['links']} links)"
     ), flush=True)  # fmt: skip
     for size in (int(s) for s in args.sizes.split(",") if s):
+        if vectors is not None and len(vectors) < size:
+            parser.error(f"--vectors holds {len(vectors):,} rows, fewer than {size:,} memories")
         store = None if args.store is None else args.store / str(size)
         r = measure(
             size,
@@ -389,6 +408,7 @@ def main() -> None:
             args.schema,
             hnsw,
             not args.no_catch_up,
+            vectors,
         )
         if args.json:
             print(json.dumps(r), flush=True)
