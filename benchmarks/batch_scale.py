@@ -10,10 +10,11 @@ about 27 years), a spec-like mix of categories (casual 35 %, work 35 %, decision
 emotional 15 %) and intensities, a few protected, about 1 % recalled since the last batch and
 a few revival requests; each memory's ``memory_days``, score and level follow from its age,
 and the level ratios are settled once by the planner. Levels 2 and 3 hold summary and keyword
-texts; vectors are random unit vectors, or with ``--vectors FILE.npy`` the rows of that
-matrix (the batch re-embeds what it compresses with the configured embedder, the offline
-default). Then one batch runs (``Kioku.batch``, offline
-analyzer, no LLM, consolidation off) and its wall time is printed. Consolidation, which a
+texts; vectors are random unit vectors, or with ``--vectors`` the rows of a matrix (a
+``.npy`` file, or the vectors of another store such as ``recall_scale.py``'s); the batch
+re-embeds what it compresses with the configured embedder, the offline default. Then one
+batch runs (``Kioku.batch``, offline analyzer, no LLM, consolidation off) and its wall time
+is printed. Consolidation, which a
 batch otherwise runs afterwards, is timed apart: this store has no consolidation runs
 recorded, so it catches up every period of the store's history.
 
@@ -35,8 +36,10 @@ import json
 import math
 import random
 import shutil
+import sqlite3
 import tempfile
 import time
+from contextlib import closing
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -315,6 +318,22 @@ def _copy_to_postgres(
     return time.perf_counter() - t0
 
 
+def load_vectors(path: Path) -> np.ndarray:
+    """The matrix of ``--vectors``: a ``.npy`` file, or the vectors of a SQLite store (a
+    ``memories.db`` or the home holding it) in the order they were stored."""
+    if path.suffix == ".npy":
+        return np.load(path, mmap_mode="r")
+    db = path / "memories.db" if path.is_dir() else path
+    with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+        blobs = [
+            row[0]
+            for row in conn.execute(
+                "SELECT embedding FROM memories WHERE embedding IS NOT NULL ORDER BY rowid"
+            )
+        ]
+    return np.frombuffer(b"".join(blobs), dtype="<f4").reshape(len(blobs), -1)
+
+
 def measure_linking(new: int, existing: int, seed: int) -> dict[str, Any]:
     rng = np.random.default_rng(seed)
     all_vectors = rng.standard_normal((existing, DIM)).astype(np.float32)
@@ -377,14 +396,16 @@ def main() -> None:
     parser.add_argument(
         "--vectors",
         type=Path,
-        help="a .npy matrix (rows x 384, float32) whose row i is memory i's vector, instead of "
-        "random unit vectors: for example the vectors of recall_scale.py's store (offline "
-        "embeddings of its texts), over which the default HNSW graph builds in a fraction of the "
-        "time random vectors take (used when the store is built, not when a kept one is reused)",
+        help="row i of this matrix is memory i's vector, instead of a random unit vector: a .npy "
+        "file (rows x 384, float32), or a kioku SQLite store (its memories.db, or the home "
+        "holding it) whose vectors are read in the order they were stored, such as the store "
+        "`recall_scale.py --store` keeps (offline embeddings of its texts), over which the "
+        "default HNSW graph builds in a fraction of the time random vectors take (used when the "
+        "store is built, not when a kept one is reused)",
     )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    vectors = None if args.vectors is None else np.load(args.vectors, mmap_mode="r")
+    vectors = None if args.vectors is None else load_vectors(args.vectors)
     if vectors is not None and (vectors.ndim != 2 or vectors.shape[1] != DIM):
         parser.error(f"--vectors must hold rows of {DIM} values, not shape {vectors.shape}")
     hnsw = None if args.hnsw is None else tuple(int(v) for v in args.hnsw.split("/"))
