@@ -124,6 +124,18 @@ def schema_env(url: str, tmp_path: Path, prefix: str) -> Iterator[dict[str, str]
         admin(f"DROP SCHEMA IF EXISTS {schema} CASCADE")
 
 
+def schema_fixture(prefix: str) -> Any:
+    """A ``pg_env`` fixture for a test module: :func:`schema_env` for each test, its schema
+    named from ``prefix`` (the module must also import the ``postgres_url`` fixture)."""
+
+    @pytest.fixture
+    def pg_env(postgres_url: str, tmp_path: Path) -> Iterator[dict[str, str]]:
+        with schema_env(postgres_url, tmp_path, prefix) as env:
+            yield env
+
+    return pg_env
+
+
 @pytest.fixture(scope="session")
 def postgres_url() -> Iterator[str]:
     """A PostgreSQL server with pgvector for this session (``KIOKU_TEST_PG_URL``, or one the

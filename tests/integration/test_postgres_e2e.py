@@ -11,22 +11,16 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
-
-import pytest
 
 from kioku.service.paths import DB_FILENAME
 from tests.cli.conftest import Result, run_kioku
-from tests.postgres_server import postgres_url, schema_env  # noqa: F401 (a fixture)
+from tests.postgres_server import postgres_url, schema_fixture  # noqa: F401 (a fixture)
 
 PASSWORD = "e2e-secret-pw"  # noqa: S105 (a test value, which must never be printed)
 
 
-@pytest.fixture
-def pg_env(postgres_url: str, tmp_path: Path) -> Iterator[dict[str, str]]:  # noqa: F811
-    with schema_env(postgres_url, tmp_path, "e2e_") as env:
-        yield env
+pg_env = schema_fixture("e2e_")
 
 
 def kioku(env: dict[str, str], *args: str) -> Result:

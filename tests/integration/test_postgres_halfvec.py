@@ -12,7 +12,6 @@ an older one.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -21,17 +20,14 @@ import pytest
 from kioku import Kioku
 from kioku.ports.store import MemoryFilter
 from tests.integration.pg_vector_helpers import exact_ids, open_with, store_rows
-from tests.postgres_server import admin, postgres_url, schema_env  # noqa: F401 (a fixture)
+from tests.postgres_server import admin, postgres_url, schema_fixture  # noqa: F401 (a fixture)
 
 vectors = pytest.importorskip("kioku.adapters.store.postgres.vectors")
 
 MODEL = "test-halfvec"
 
 
-@pytest.fixture
-def pg_env(postgres_url: str, tmp_path: Path) -> Iterator[dict[str, str]]:  # noqa: F811
-    with schema_env(postgres_url, tmp_path, "half_") as env:
-        yield env
+pg_env = schema_fixture("half_")
 
 
 def _open(env: dict[str, str], home: Path, **settings: str) -> Kioku:

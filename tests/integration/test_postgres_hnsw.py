@@ -6,7 +6,6 @@ the CLI with exit 2 before anything is written.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,13 +14,9 @@ from kioku import Kioku
 from kioku.adapters.store.postgres import vectors
 from kioku.ports.store import MemoryFilter
 from tests.cli.conftest import run_kioku
-from tests.postgres_server import postgres_url, schema_env  # noqa: F401 (a fixture)
+from tests.postgres_server import postgres_url, schema_fixture  # noqa: F401 (a fixture)
 
-
-@pytest.fixture
-def pg_env(postgres_url: str, tmp_path: Path) -> Iterator[dict[str, str]]:  # noqa: F811
-    with schema_env(postgres_url, tmp_path, "hnsw_") as env:
-        yield env
+pg_env = schema_fixture("hnsw_")
 
 
 def _options(kioku: Kioku) -> dict[str, str]:

@@ -14,7 +14,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -24,7 +23,7 @@ from kioku import Kioku
 from kioku.errors import StoreError, ValidationError
 from kioku.ports.store import MemoryFilter
 from tests.integration.pg_vector_helpers import exact_ids, open_with, store_rows
-from tests.postgres_server import postgres_url, schema_env  # noqa: F401 (a fixture)
+from tests.postgres_server import postgres_url, schema_fixture  # noqa: F401 (a fixture)
 
 vectors = pytest.importorskip("kioku.adapters.store.postgres.vectors")
 reindex_module = pytest.importorskip("kioku.adapters.store.postgres.reindex")
@@ -32,10 +31,7 @@ reindex_module = pytest.importorskip("kioku.adapters.store.postgres.reindex")
 MODEL = "test-reindex"
 
 
-@pytest.fixture
-def pg_env(postgres_url: str, tmp_path: Path) -> Iterator[dict[str, str]]:  # noqa: F811
-    with schema_env(postgres_url, tmp_path, "reindex_") as env:
-        yield env
+pg_env = schema_fixture("reindex_")
 
 
 _open = open_with
@@ -96,7 +92,6 @@ def test_new_settings_take_effect_only_when_rebuilt(pg_env: dict[str, str], tmp_
 
         (report,) = kioku.store.reindex()
         assert report.rebuilt
-        assert report.seconds > 0
         assert report.after == "hnsw vector m=12 ef_construction=48"
         assert _index(kioku, 24)[:2] == ("vector_cosine_ops", ["ef_construction=48", "m=12"])  # type: ignore[index]
         assert _registered(kioku, 24) == vectors.index_name(MODEL, 24)
@@ -221,7 +216,6 @@ def test_vectors_written_during_the_build_are_in_the_new_index(
             added += _store(kioku, extra[n : n + 1], first=10_000 + n)
         worker.join()
         (report,) = results[0]  # type: ignore[misc]
-        assert report.seconds > 0
         assert heard[0] == (f"{MODEL} (48)", 0, 1)
         assert heard[-1] == (f"{MODEL} (48)", 1, 1)
         assert report.rebuilt
