@@ -368,6 +368,48 @@ def test_a_query_of_the_wrong_dimension_says_to_reembed(
     assert "kioku reembed" in text
 
 
+@pytest.mark.parametrize("scale", [5.0e18, 1e-16])
+def test_a_vector_too_long_or_too_short_for_single_precision_is_refused(
+    store: Store, make_memory: MakeMemory, scale: float
+) -> None:
+    kept = with_vector(make_memory, (0.6, 0.8, 0.0))
+    store.add(kept)
+    bad = (0.6 * scale, 0.8 * scale, 0.0)
+    refused_memory = with_vector(make_memory, bad)
+    with pytest.raises(ValidationError) as refused:
+        store.add_many([refused_memory])
+    assert refused.value.field == "embedding"
+    assert "unit length" in str(refused.value)
+    with pytest.raises(ValidationError):
+        store.update(kept.id, MemoryPatch(embedding=Embedding(MODEL, bad)))
+    assert store.get(refused_memory.id) is None
+    assert nearest(store, (0.0, 1.0, 0.0)) == [kept.id]
+    assert nearest(store, (0.0, 0.0, 1.0)) == [kept.id]
+
+
+@pytest.mark.parametrize("query_scale", [1e-200, 1e-30, 1.0, 1e30, 1e200])
+def test_vectors_and_queries_of_any_storable_length_are_found(
+    store: Store, make_memory: MakeMemory, query_scale: float
+) -> None:
+    """Cosine ignores length: a stored vector from 1e-14 to 1e17 times a unit vector, and a
+    query of any finite length, rank as the unit vectors do on every store."""
+    directions = {"a": (1.0, 2.0, 2.0), "b": (2.0, -1.0, 0.5), "c": (-1.0, 0.0, 3.0)}
+    scales = (1e-14, 1e-5, 1.0, 1e10, 1e17)
+    ids: dict[str, set[str]] = {name: set() for name in directions}
+    memories = []
+    for name, direction in directions.items():
+        for scale in scales:
+            memory = with_vector(make_memory, tuple(scale * v for v in direction))
+            ids[name].add(memory.id)
+            memories.append(memory)
+    store.add_many(memories)
+    for name, direction in directions.items():
+        query = tuple(query_scale * v for v in direction)
+        found = store.vector_search(MODEL, query, MemoryFilter(), len(scales))
+        assert {i for i, _ in found} == ids[name]
+        assert all(score == pytest.approx(1.0, abs=1e-5) for _, score in found)
+
+
 def test_a_zero_query_finds_nothing(store: Store, make_memory: MakeMemory) -> None:
     store.add(with_vector(make_memory, (1, 2, 3)))
     assert store.vector_search(MODEL, (0.0, 0.0, 0.0), MemoryFilter(), 5) == []

@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 from kioku import Kioku
+from kioku.core.validate import MAX_VECTOR_LENGTH
 from kioku.ports.store import MemoryFilter
 from tests.integration.pg_vector_helpers import exact_ids, open_with, store_rows
 from tests.postgres_server import admin, postgres_url, schema_fixture  # noqa: F401 (a fixture)
@@ -160,9 +161,10 @@ def test_an_index_keeps_its_type_when_the_setting_changes(
 def test_values_past_half_precision_are_stored_and_found_by_direction(
     pg_env: dict[str, str], tmp_path: Path
 ) -> None:
-    # A halfvec holds at most ±65,504; the index holds the unit vector, so any finite float32
-    # is stored (without it, the insert fails as out of range for type halfvec).
-    biggest = float(np.finfo(np.float32).max)
+    # A halfvec holds at most ±65,504; the index holds the unit vector, so any vector of a
+    # storable length is stored (without it, the insert fails as out of range for halfvec).
+    # Sixteen values of 2.4e17 make a length just under kioku's bound (MAX_VECTOR_LENGTH).
+    biggest = 0.99 * MAX_VECTOR_LENGTH / 4
     rng = np.random.default_rng(9)
     matrix = rng.standard_normal((30, 16)).astype(np.float32)
     matrix[0] = np.float32(biggest) * np.sign(matrix[0])

@@ -21,6 +21,9 @@ __all__ = [
     "LATEST",
     "MAX_ID_CHARS",
     "MAX_TEXT_CHARS",
+    "MAX_VECTOR_LENGTH",
+    "MIN_VECTOR_LENGTH",
+    "VECTOR_EXPECTED",
     "check_arousal",
     "check_category",
     "check_created",
@@ -34,9 +37,23 @@ __all__ = [
     "check_valence",
     "is_blank",
     "normalise_keywords",
+    "storable_vector",
     "validate_memory",
 ]
 
+#: The lengths (Euclidean norms) a memory's vector may have, unless it is all zeros. Both
+#: stores compute a vector's length from its float32 values, and pgvector sums the squares
+#: and products in single precision: past about 1.8e19 the sum overflows (the cosine is NaN)
+#: and below about 1e-19 every square vanishes (the vector then matched every query
+#: perfectly), so such a vector could be stored but never ranked. These bounds keep every sum
+#: well inside float32's normal range for up to 16,000 values.
+MIN_VECTOR_LENGTH = 1e-15
+MAX_VECTOR_LENGTH = 1e18
+#: What a refused vector should have been, for the error.
+VECTOR_EXPECTED = (
+    f"finite numbers, all zero or of length from {MIN_VECTOR_LENGTH:.0e} to "
+    f"{MAX_VECTOR_LENGTH:.0e} (scale the vector, for example to unit length)"
+)
 #: A single trigger or content may hold at most this many characters (1 MiB of text).
 MAX_TEXT_CHARS = 1_048_576
 _MAX_SCOPE_CHARS = 200
@@ -295,13 +312,14 @@ def validate_memory(memory: Memory, categories: Sequence[str]) -> None:
     for rel in memory.relations:
         if rel.id == memory.id:
             raise ValidationError("relations", rel.id, "links to other memories, not itself")
-    if memory.embedding is not None and not _finite(memory.embedding.vector):
-        raise ValidationError("embedding", "<vector>", "finite numbers")
+    if memory.embedding is not None and not storable_vector(memory.embedding.vector):
+        raise ValidationError("embedding", "<vector>", VECTOR_EXPECTED)
 
 
-def _finite(vector: Sequence[float]) -> bool:
-    """Whether every number of ``vector`` is finite. An infinity or a NaN makes the sum
-    infinite or NaN, so a finite sum answers at once (a seventh of the time of asking each
-    number); only a sum that is not finite, which large finite numbers can also give, asks
-    each number."""
-    return math.isfinite(sum(vector)) or all(map(math.isfinite, vector))
+def storable_vector(vector: Sequence[float]) -> bool:
+    """Whether ``vector`` may be stored: every number finite, and all zero or its length
+    between :data:`MIN_VECTOR_LENGTH` and :data:`MAX_VECTOR_LENGTH`. ``math.hypot`` is
+    infinite when a number is and NaN when one is NaN, and neither overflows nor vanishes
+    on finite numbers."""
+    length = math.hypot(*vector)
+    return length == 0.0 or MIN_VECTOR_LENGTH <= length <= MAX_VECTOR_LENGTH

@@ -10,7 +10,6 @@ as on SQLite.
 
 from __future__ import annotations
 
-import math
 import struct
 import sys
 from array import array
@@ -27,6 +26,7 @@ from kioku.core.kinds import Details
 from kioku.core.kinds_json import check_details, details_from_json, details_to_json
 from kioku.core.model import Embedding, Kind, Memory, Relation, Valence
 from kioku.core.timefmt import parse_ts
+from kioku.core.validate import VECTOR_EXPECTED, storable_vector
 from kioku.errors import StoreCorruptError, ValidationError
 
 __all__ = [
@@ -102,9 +102,9 @@ def encode_vector(values: Sequence[float], field: str = "embedding") -> str:
     try:
         rounded = array("f", values)
     except (TypeError, OverflowError) as exc:
-        raise ValidationError(field, "vector", "a vector of finite floats") from exc
-    if not all(math.isfinite(v) for v in rounded):
-        raise ValidationError(field, "vector", "a vector of finite floats")
+        raise ValidationError(field, "vector", VECTOR_EXPECTED) from exc
+    if not storable_vector(rounded):
+        raise ValidationError(field, "vector", VECTOR_EXPECTED)
     return "[" + ",".join(repr(v) for v in rounded) + "]"
 
 
@@ -140,10 +140,9 @@ def vector_param(values: Sequence[float], field: str = "embedding") -> VectorPar
     try:
         rounded = array("f", values)
     except (TypeError, OverflowError) as exc:
-        raise ValidationError(field, "vector", "a vector of finite floats") from exc
-    # A sum of float32 values cannot overflow a float64: it is finite when every value is.
-    if not math.isfinite(sum(rounded)):
-        raise ValidationError(field, "vector", "a vector of finite floats")
+        raise ValidationError(field, "vector", VECTOR_EXPECTED) from exc
+    if not storable_vector(rounded):
+        raise ValidationError(field, "vector", VECTOR_EXPECTED)
     if len(rounded) > _MAX_DIM:
         raise ValidationError(field, "vector", f"at most {_MAX_DIM:,} values (pgvector's limit)")
     if sys.byteorder == "little":

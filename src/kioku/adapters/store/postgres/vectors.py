@@ -44,6 +44,7 @@ from psycopg import sql
 from kioku.adapters.store.postgres.codec import VectorParam, vector_param
 from kioku.adapters.store.postgres.connection import Conn
 from kioku.adapters.store.postgres.queries import and_clause, scope_filter, where_clause
+from kioku.adapters.store.sqlite.vector_lite import unit_query
 from kioku.digests import blake2b
 from kioku.errors import StoreError, ValidationError
 from kioku.ports.store import MemoryFilter
@@ -339,16 +340,19 @@ def ensure_indexes(
 
 
 def _query_param(model: str, query: Sequence[float]) -> VectorParam | None:
-    """The query as a ``vector`` parameter, or None for a zero vector."""
+    """The query divided by its length, as the SQLite store divides it (cosine ignores
+    length, and pgvector's single-precision sums overflow on a long query), as a ``vector``
+    parameter; None for a zero vector."""
     try:
         values = [float(v) for v in query]
     except (TypeError, ValueError) as exc:
         raise ValidationError("query", model, "a sequence of numbers") from exc
-    if not all(math.isfinite(v) for v in values):
+    unit = unit_query(values, len(values))
+    if unit is None:
         raise ValidationError("query", model, "a vector of finite numbers")
-    if not any(values):
+    if not any(unit):
         return None
-    return vector_param(values, "query")
+    return vector_param(unit, "query")
 
 
 def _check_dimension(conn: Conn, model: str, dim: int) -> bool:

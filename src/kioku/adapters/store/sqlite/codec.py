@@ -23,6 +23,7 @@ from kioku.core.kinds import Details
 from kioku.core.kinds_json import check_details, details_from_json, details_to_json
 from kioku.core.model import Embedding, Kind, Memory, Relation, RelationType, Valence
 from kioku.core.timefmt import format_ts, parse_ts
+from kioku.core.validate import VECTOR_EXPECTED, storable_vector
 from kioku.errors import StoreCorruptError, ValidationError
 
 __all__ = [
@@ -124,7 +125,9 @@ def encode_embedding(embedding: Embedding | None) -> tuple[bytes | None, str | N
     try:
         blob = _float32_layout(len(vector)).pack(*vector)
     except (TypeError, OverflowError, struct.error) as exc:
-        raise ValidationError("embedding", embedding.model, "a vector of finite floats") from exc
+        raise ValidationError("embedding", embedding.model, VECTOR_EXPECTED) from exc
+    if not storable_vector(vector):
+        raise ValidationError("embedding", embedding.model, VECTOR_EXPECTED)
     return blob, embedding.model, len(vector)
 
 

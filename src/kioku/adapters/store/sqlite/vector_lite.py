@@ -162,6 +162,11 @@ def unit_query(query: Sequence[float], dim: int) -> array[float] | None:
     if not all(math.isfinite(v) for v in values):
         return None
     norm = math.sqrt(math.fsum([v * v for v in values]))
+    if (norm == 0.0 or math.isinf(norm)) and any(values):
+        # Squares that overflow or vanish: scale by the largest magnitude first.
+        top = max(abs(v) for v in values)
+        values = [v / top for v in values]
+        norm = math.sqrt(math.fsum([v * v for v in values]))
     if norm == 0.0:
         return array("f", values)
     return array("f", [v / norm for v in values])
