@@ -226,13 +226,21 @@ class _Stages:
         ):
             setattr(owner, attr, self._timed(name, getattr(owner, attr)))
         atomic = store.atomic
+        depth = [0]
 
         @contextmanager
         def timed_atomic(**options: bool) -> Iterator[None]:
+            # Marking nests transactions (the marks inside the one that also logs the
+            # recall); only the outermost is timed, so nothing is counted twice.
             t0 = time.perf_counter()
-            with atomic(**options):
-                yield
-            self._add("mark", time.perf_counter() - t0)
+            depth[0] += 1
+            try:
+                with atomic(**options):
+                    yield
+            finally:
+                depth[0] -= 1
+            if depth[0] == 0:
+                self._add("mark", time.perf_counter() - t0)
 
         store.atomic = timed_atomic  # type: ignore[method-assign]
 
