@@ -3,7 +3,7 @@
 
     python benchmarks/recall_scale.py [--sizes 36500,1000000] [--queries 200] [--long]
         [--stages] [--store DIR] [--store-url postgresql://... [--schema NAME]] [--ann]
-        [--only SERIES,...] [--json]
+        [--only SERIES,...] [--pg-ef N,...] [--json]
 
 For each size, a store is filled with synthetic memories (a spec-like mix of categories and
 intensities, English and Japanese text from a fixed vocabulary, vectors from the configured
@@ -37,6 +37,11 @@ are printed. The plain ``sqlite`` series always searches exactly
 served one way alone. Exact search of a long query multiplies the whole matrix on every core,
 and a BLAS pool goes on spinning for a while after it, which slows whatever runs next; the
 series that alternate with it pay for that too.
+
+``--pg-ef 300,400`` also times the PostgreSQL store with each ``[store] hnsw_ef_search``
+given, as series ``postgres-ef300`` and so on beside ``postgres`` (the default walk), each a
+Kioku of its own on the same schema, the queries alternating between them; each reports its
+vector recall@10, so a shorter walk's speed is weighed against what it misses.
 """
 
 from __future__ import annotations
@@ -313,7 +318,7 @@ def _floor(kioku: Kioku, matrix: np.ndarray, texts: list[str]) -> list[float]:
 
 @contextmanager
 def _postgres(
-    url: str, schema: str, size: int, seed: int, home: Path
+    url: str, schema: str, size: int, seed: int, home: Path, ef_search: int = 0
 ) -> Iterator[tuple[Kioku, float]]:
     """A Kioku on the PostgreSQL schema ``schema``, filled (unless it was on an earlier run) by
     ``kioku migrate``'s copy of the SQLite store in ``home`` (the same memories and vectors,
@@ -324,6 +329,8 @@ def _postgres(
 
     with tempfile.TemporaryDirectory() as tmp:
         env = {"KIOKU_STORE_URL": url, "KIOKU_STORE__SCHEMA": schema}
+        if ef_search:
+            env["KIOKU_STORE__HNSW_EF_SEARCH"] = str(ef_search)
         with Kioku.open(Path(tmp), env=env) as kioku:
             info = kioku.store.get_state(_FILLED_STATE)
             if info is None:
@@ -393,6 +400,7 @@ def measure(
     schema: str = "recall_scale",
     ann: bool = False,
     only: frozenset[str] | None = None,
+    pg_ef: tuple[int, ...] = (),
 ) -> dict[str, Any]:
     """Fill (or reuse) a store of ``size`` memories (and a PostgreSQL one with ``store_url``)
     and time recall on each query set."""
@@ -418,6 +426,11 @@ def measure(
                 _postgres(store_url, f"{schema}_n{size}_s{seed}", size, seed, home)
             )
             stores["postgres"] = pg
+            for ef in pg_ef:
+                name = f"postgres-ef{ef}"
+                stores[name], fills[name] = stack.enter_context(
+                    _postgres(store_url, f"{schema}_n{size}_s{seed}", size, seed, home, ef)
+                )
         if ann:
             stores["sqlite-ann"] = stack.enter_context(Kioku.open(home, env={_ANN_MIN: "1"}))
             t0 = time.perf_counter()
@@ -427,7 +440,11 @@ def measure(
             fills["sqlite-ann"] = fill_s
             graph_s = time.perf_counter() - t0
         if only is not None:
-            stores = {name: k for name, k in stores.items() if name in only}
+            stores = {
+                name: k
+                for name, k in stores.items()
+                if name in only or (name.startswith("postgres-ef") and "postgres" in only)
+            }
         warm = {name: _warm(k, sets["short"]) for name, k in stores.items()}
         stages = {name: _Stages(k) for name, k in stores.items()}
         timed: dict[str, dict[str, tuple[list[float], dict[str, list[float]]]]] = {}
@@ -467,9 +484,7 @@ _ANN_MIN = "KIOKU_RETRIEVAL__ANN_MIN_VECTORS"
 
 
 def _print(r: dict[str, Any], stages: bool) -> None:
-    for store in ("sqlite", "sqlite-ann", "postgres"):
-        if store not in r:
-            continue
+    for store in [name for name in r if name != "memories"]:
         s = r[store]
         print(
             f"{r['memories']:>9,} memories on {store} (filled in {s['fill_seconds']} s; first "
@@ -526,10 +541,23 @@ def main() -> None:
     parser.add_argument(
         "--only", help="time only these series (comma-separated: sqlite, sqlite-ann, postgres)"
     )
+    parser.add_argument(
+        "--pg-ef",
+        default="",
+        help="with --store-url: also time PostgreSQL with each of these hnsw_ef_search values",
+    )
     args = parser.parse_args()
     only = None if args.only is None else frozenset(args.only.split(","))
     if only is not None and not only <= {"sqlite", "sqlite-ann", "postgres"}:
         parser.error(f"--only: unknown series {sorted(only)}; choose sqlite, sqlite-ann, postgres")
+    try:
+        pg_ef = tuple(int(v) for v in args.pg_ef.split(",") if v)
+    except ValueError:
+        parser.error(f"--pg-ef: {args.pg_ef!r} is not a comma-separated list of whole numbers")
+    if pg_ef and args.store_url is None:
+        parser.error("--pg-ef needs --store-url")
+    if any(not 1 <= ef <= 1000 for ef in pg_ef):
+        parser.error("--pg-ef: each value must be from 1 to 1000 (pgvector's range)")
     for size in (int(s) for s in args.sizes.split(",") if s):
         r = measure(
             size,
@@ -541,6 +569,7 @@ def main() -> None:
             args.schema,
             args.ann,
             only,
+            pg_ef,
         )
         if args.json:
             print(json.dumps(r), flush=True)
