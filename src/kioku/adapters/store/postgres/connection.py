@@ -27,6 +27,7 @@ __all__ = [
     "open_pool",
     "owner_settings",
     "redacted",
+    "snapshot",
     "translating",
 ]
 
@@ -40,6 +41,26 @@ _OWNER: Final = (
     "SELECT set_config('kioku.all_users', %s, false), set_config('kioku.user_id', %s, false)"
 )
 _OWNER_AND_PATH: Final = f"{_OWNER}, set_config('search_path', %s, false)"
+
+
+@contextmanager
+def snapshot(conn: Conn) -> Iterator[Conn]:
+    """A read-only, repeatable-read transaction on ``conn`` (idle, from a pool), opened by one
+    ``BEGIN`` that names both: set as the connection's defaults for that ``BEGIN`` (which
+    needs no round trip) and put back however the block ends, so the pool never hands out a
+    connection that refuses writes."""
+    conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
+    conn.read_only = True
+    try:
+        with conn.transaction():
+            yield conn
+    finally:
+        if not conn.closed:
+            try:
+                conn.isolation_level = None
+                conn.read_only = None
+            except psycopg.Error:  # still in a transaction: the pool must not keep it
+                conn.close()
 
 
 def redacted(url: str) -> str:

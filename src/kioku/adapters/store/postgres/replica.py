@@ -39,6 +39,7 @@ from kioku.adapters.store.postgres.connection import (
     first_line,
     open_pool,
     redacted,
+    snapshot,
     translating,
 )
 from kioku.errors import StoreError
@@ -50,7 +51,6 @@ BACKOFF_S: Final = 30.0
 #: The longest wait for a replica connection (to connect, or for one to come free), and the
 #: longest a search may run on the replica.
 CONNECT_TIMEOUT_S: Final = 5.0
-_READ_ONLY: Final = "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY"
 #: The replica's limit for each statement of the transaction (set_config: a parameter).
 _TIME_LIMIT: Final = "SELECT set_config('statement_timeout', %s, true)"
 #: What a replica that is behind the primary's schema answers: the search runs on the
@@ -150,8 +150,7 @@ class Replica:
             failure: psycopg.Error | None = None
             with translating(self.where):
                 try:
-                    with pool.connection() as conn, conn.transaction():
-                        conn.execute(_READ_ONLY)
+                    with pool.connection() as conn, snapshot(conn):
                         conn.execute(_TIME_LIMIT, (f"{round(self._timeout * 1000)}ms",))
                         return work(conn)
                 except pg_errors.SerializationFailure as exc:  # a recovery conflict

@@ -38,6 +38,7 @@ from kioku.adapters.store.postgres.connection import (
     open_pool,
     owner_settings,
     redacted,
+    snapshot,
     translating,
 )
 from kioku.adapters.store.postgres.consolidation import ConsolidationPart
@@ -278,8 +279,7 @@ class PostgresStore(
                 yield held
             return
         pool = self._open_pool()
-        with translating(self._where), pool.connection() as conn, conn.transaction():
-            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+        with translating(self._where), pool.connection() as conn, snapshot(conn):
             yield conn
 
     def _replica_status(self) -> dict[str, object] | None:
