@@ -70,8 +70,9 @@ _NAMED_CLASS: Final = migrations.LOCK_CLASS + 1
 _NAMED_KEY: Final = "%s, hashtext(current_schema() || ':' || %s)"
 _TRY_NAMED: Final = f"SELECT pg_try_advisory_lock({_NAMED_KEY})"
 _FREE_NAMED: Final = f"SELECT pg_advisory_unlock({_NAMED_KEY})"
-#: ``atomic(durable=False)``: this transaction's commit does not wait for the WAL flush.
-_RELAXED_COMMIT: Final = "SET LOCAL synchronous_commit = off"
+#: ``atomic(durable=False)``: the schema's lock, and this transaction's commit does not wait
+#: for the WAL flush (``set_config(..., true)`` is ``SET LOCAL``), in one statement.
+_LOCK_RELAXED: Final = f"{_SCHEMA_LOCK}, set_config('synchronous_commit', 'off', true)"
 _T = TypeVar("_T")
 
 
@@ -205,9 +206,7 @@ class PostgresStore(
             held.conn, held.depth = conn, 1
             try:
                 with conn.transaction():
-                    conn.execute(_SCHEMA_LOCK)
-                    if not durable:
-                        conn.execute(_RELAXED_COMMIT)
+                    conn.execute(_SCHEMA_LOCK if durable else _LOCK_RELAXED)
                     yield
             finally:
                 held.conn, held.depth = None, 0
