@@ -45,6 +45,7 @@ from kioku.adapters.store.sqlite.queries import (
 )
 from kioku.adapters.store.sqlite.session_windows import read_windows
 from kioku.adapters.store.sqlite.store_consolidation import ConsolidationPart
+from kioku.adapters.store.sqlite.store_erasure import ErasurePart
 from kioku.adapters.store.sqlite.store_keys import KeysPart
 from kioku.adapters.store.sqlite.store_kinds import KindsPart, search_scope
 from kioku.adapters.store.sqlite.transactions import ThreadState, TransactionsPart
@@ -53,11 +54,8 @@ from kioku.adapters.store.sqlite.vector_version import embedding_models, read_ve
 from kioku.core.model import Memory
 from kioku.errors import StoreError, ValidationError
 from kioku.ports.erasure import (
-    AuditEntry,
     BackupRecord,
     ScrubReport,
-    Tombstones,
-    keyed_digest,
 )
 from kioku.ports.store import (
     IntegrityReport,
@@ -94,7 +92,7 @@ _SET_STATE: Final = (
 _ANNS_LOCK: Final = threading.Lock()
 
 
-class SqliteStore(TransactionsPart, KindsPart, ConsolidationPart, KeysPart):
+class SqliteStore(TransactionsPart, KindsPart, ConsolidationPart, KeysPart, ErasurePart):
     """A :class:`~kioku.ports.store.Store` kept in one SQLite file (WAL mode)."""
 
     def __init__(
@@ -673,64 +671,6 @@ class SqliteStore(TransactionsPart, KindsPart, ConsolidationPart, KeysPart):
         if deleted:
             self._vector_files.remove()
         return deleted
-
-    def tombstones(self) -> Tombstones:
-        from kioku.adapters.store.sqlite import erasure
-
-        with self._reading() as conn:
-            return Tombstones(erasure.read_key(conn), erasure.tombstone_digests(conn))
-
-    def add_tombstones(self, source_ids: Sequence[str], at: datetime) -> int:
-        from kioku.adapters.store.sqlite import erasure
-
-        with self._writing() as conn:
-            return erasure.add_tombstones(conn, source_ids, at)
-
-    def secret_digest(self, text: str) -> str:
-        from kioku.adapters.store.sqlite import erasure
-
-        with self._reading() as conn:
-            return keyed_digest(erasure.read_key(conn), text)
-
-    def append_audit(
-        self, at: datetime, action: str, subject: str, items: int, details: dict[str, object]
-    ) -> int:
-        from kioku.adapters.store.sqlite import erasure
-
-        with self._writing() as conn:
-            return erasure.append_audit(conn, at, action, subject, items, details)
-
-    def read_audit(self, limit: int | None = None) -> builtins.list[AuditEntry]:
-        from kioku.adapters.store.sqlite import erasure
-
-        with self._reading() as conn:
-            return erasure.read_audit(conn, limit)
-
-    def backups(self) -> builtins.list[BackupRecord]:
-        from kioku.adapters.store.sqlite import erasure
-
-        with self._reading() as conn:
-            return erasure.list_backups(conn)
-
-    def backups_containing(self, memory_ids: Sequence[str]) -> builtins.list[BackupRecord]:
-        from kioku.adapters.store.sqlite import erasure
-
-        with self._reading() as conn:
-            return erasure.backups_containing(conn, memory_ids)
-
-    def delete_log(self, user_id: str) -> int:
-        """Also deletes the user's consolidation runs, resolutions and mid-term entries."""
-        from kioku.adapters.store.sqlite import erasure
-
-        with self._writing() as conn:
-            erasure.delete_user_rows(conn, user_id)
-            return conn.execute("DELETE FROM lifecycle_log WHERE user_id = ?", (user_id,)).rowcount
-
-    def delete_state(self, prefix: str) -> int:
-        with self._writing() as conn:
-            return conn.execute(
-                "DELETE FROM state WHERE substr(key, 1, length(?)) = ?", (prefix, prefix)
-            ).rowcount
 
     def scrub(self) -> ScrubReport:
         """After an erasure: merge the lexical index, then truncate the write-ahead log."""
