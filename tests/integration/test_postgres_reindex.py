@@ -286,6 +286,45 @@ def test_the_command(pg_env: dict[str, str], tmp_path: Path) -> None:
     assert "offline:" in refused.stderr
 
 
+def test_doctor_says_whether_shared_buffers_holds_the_indexes(pg_env: dict[str, str]) -> None:
+    import psycopg
+
+    from kioku.interfaces.cli.admin_cmds import _buffers_line, _human_size
+
+    assert _cli(pg_env, "init").returncode == 0
+    doctor = _cli(pg_env, "doctor", "--json")
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    assert checks["buffers"]["detail"].startswith("no HNSW index yet; shared_buffers ")
+    added = _cli(pg_env, "remember", "--user", "The ferry to Sado leaves at nine")
+    assert added.returncode == 0, added.stderr
+    with psycopg.connect(pg_env["KIOKU_STORE_URL"]) as conn:
+        row = conn.execute(
+            psycopg.sql.SQL(
+                "SELECT pg_relation_size(to_regclass({} || '.' || index_name)), "
+                "pg_size_bytes(current_setting('shared_buffers')) FROM {}"
+            ).format(
+                psycopg.sql.Literal(pg_env["KIOKU_STORE__SCHEMA"]),
+                psycopg.sql.Identifier(pg_env["KIOKU_STORE__SCHEMA"], "vector_indexes"),
+            )
+        ).fetchone()
+    assert row is not None
+    index, buffers = int(row[0]), int(row[1])
+    assert 0 < index < buffers
+    doctor = _cli(pg_env, "doctor", "--json")
+    checks = {c["name"]: c for c in json.loads(doctor.stdout)["checks"]}
+    assert checks["buffers"]["ok"] is True
+    assert checks["buffers"]["detail"] == (
+        f"the HNSW indexes ({_human_size(index)}) fit in shared_buffers {_human_size(buffers)}"
+    )
+    # A server whose shared_buffers is smaller than the indexes is told to raise it (the
+    # test server's own setting cannot change while other tests use it).
+    larger = _buffers_line({"vector_index_bytes": 2 * 1024**3, "shared_buffers_bytes": 1024**3})
+    assert larger is not None
+    assert "larger than shared_buffers 1.0 GB" in larger
+    assert "raise shared_buffers above 2.0 GB" in larger
+    assert _buffers_line({}) is None
+
+
 def test_a_build_that_fails_leaves_the_old_index_and_nothing_else(
     pg_env: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

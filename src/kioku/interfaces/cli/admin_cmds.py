@@ -347,6 +347,24 @@ def _index_line(indexes: list[VectorIndexReport]) -> str:
     return f"{len(indexes)} model(s), every index as the settings ask"
 
 
+def _buffers_line(details: dict[str, object]) -> str | None:
+    """Whether the PostgreSQL server's ``shared_buffers`` can hold the store's HNSW indexes
+    (not a problem either way, but a walk of an index that does not fit reads from disk)."""
+    index, buffers = details.get("vector_index_bytes"), details.get("shared_buffers_bytes")
+    if not isinstance(index, int) or not isinstance(buffers, int):
+        return None
+    have = f"shared_buffers {_human_size(buffers)}"
+    if index == 0:
+        return f"no HNSW index yet; {have}"
+    if index <= buffers:
+        return f"the HNSW indexes ({_human_size(index)}) fit in {have}"
+    return (
+        f"the HNSW indexes ({_human_size(index)}) are larger than {have}: vector searches "
+        f"read index pages from disk and slow down; raise shared_buffers above "
+        f"{_human_size(index)} on the server"
+    )
+
+
 @click.command("doctor")
 @json_option
 @click.pass_obj
@@ -360,7 +378,8 @@ def doctor_cmd(state: CliState, as_json: bool) -> None:
     The vector cache files beside the database are checked too (permissions and checksums);
     past retrieval.ann_min_vectors memories, a `vectors` line says whether the HNSW graph of
     the `ann` extra is there. On PostgreSQL an `indexes` line says which models' HNSW
-    indexes differ from the [store] hnsw_* settings (`kioku reindex` applies them).
+    indexes differ from the [store] hnsw_* settings (`kioku reindex` applies them), and a
+    `buffers` line whether the server's shared_buffers can hold those indexes.
     Exits 0 when everything is ok, 1 when a problem is found.
     """
     checks: list[dict[str, Any]] = []
@@ -409,6 +428,9 @@ def doctor_cmd(state: CliState, as_json: bool) -> None:
             add("vectors", True, graph)
         if server is not None:
             add("indexes", True, _index_line(indexes))
+            buffers = _buffers_line(report.details)
+            if buffers is not None:
+                add("buffers", True, buffers)
         if isinstance(replica, dict):
             said = [p for p in report.problems if p.startswith("the read replica")]
             add("replica", not said, "; ".join(said) or _replica_line(replica))

@@ -26,6 +26,14 @@ if TYPE_CHECKING:
 
 __all__ = ["ReadsPart"]
 
+#: The bytes of the schema's HNSW indexes (those ``vector_indexes`` names) and of the server's
+#: ``shared_buffers``: a walk is fast only while its index's pages are in the latter.
+_INDEX_MEMORY: Final = (
+    "SELECT COALESCE(SUM(pg_relation_size(to_regclass(quote_ident(current_schema()) || '.' "
+    "|| quote_ident(index_name)))), 0), pg_size_bytes(current_setting('shared_buffers')) "
+    "FROM vector_indexes WHERE index_name IS NOT NULL"
+)
+
 _SIZE: Final = (
     "SELECT COALESCE(SUM(pg_total_relation_size(c.oid)), 0) FROM pg_class c "
     "JOIN pg_namespace n ON n.oid = c.relnamespace "
@@ -130,6 +138,7 @@ class ReadsPart:
                 "SELECT COUNT(*) FROM relations r WHERE NOT EXISTS "
                 "(SELECT 1 FROM memories m WHERE m.id = r.target_id)"
             ).fetchone()
+            memory = conn.execute(_INDEX_MEMORY).fetchone()
             unindexed = conn.execute(
                 "SELECT COUNT(*) FROM (SELECT DISTINCT embedding_model, embedding_dim "
                 "FROM memories WHERE embedding_model IS NOT NULL) AS m WHERE NOT EXISTS "
@@ -148,6 +157,9 @@ class ReadsPart:
         if missing:
             problems.append(f"{missing} embedding models have vectors but no vector index")
         details: dict[str, object] = {"dangling_relations": broken, "unindexed_models": missing}
+        if memory is not None:
+            details["vector_index_bytes"] = int(str(memory[0]))
+            details["shared_buffers_bytes"] = int(str(memory[1]))
         replica = self._replica_status()
         if replica is not None:
             details["read_replica"] = replica
