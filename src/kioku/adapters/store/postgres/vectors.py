@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Final
+from typing import Final, cast
 
 from psycopg import sql
 
@@ -355,13 +355,10 @@ def _query_param(model: str, query: Sequence[float]) -> VectorParam | None:
     return vector_param(unit, "query")
 
 
-def _check_dimension(conn: Conn, model: str, dim: int) -> bool:
-    """Whether ``model`` has vectors of ``dim`` values; StoreError when its vectors have
-    another size (the embedder changed), False when it has none at all."""
-    registered = [
-        int(str(row[0]))
-        for row in conn.execute("SELECT dim FROM vector_indexes WHERE model = %s", (model,))
-    ]
+def _check_dimension(conn: Conn, model: str, dim: int, registered: Sequence[int]) -> bool:
+    """Whether ``model`` has vectors of ``dim`` values (``registered``: the sizes
+    ``vector_indexes`` lists for it); StoreError when its vectors have another size (the
+    embedder changed), False when it has none at all."""
     if dim in registered:
         return True
     row = conn.execute(
@@ -377,6 +374,18 @@ def _check_dimension(conn: Conn, model: str, dim: int) -> bool:
             "recompute the stored vectors with the configured model"
         ),
     )
+
+
+#: In one round trip before a search: the sizes ``vector_indexes`` lists for the model, the
+#: table's size, and the ``m`` and operator class the model's index was built with (it may
+#: predate the current settings).
+_BEFORE_SEARCH: Final = (
+    "SELECT ARRAY(SELECT dim FROM vector_indexes WHERE model = %s), t.reltuples, "
+    "(SELECT o.option_value FROM pg_class AS i, pg_options_to_table(i.reloptions) AS o "
+    "WHERE i.oid = to_regclass(%s) AND o.option_name = 'm'), (SELECT c.opcname FROM pg_index "
+    "AS x JOIN pg_opclass AS c ON c.oid = x.indclass[0] WHERE x.indexrelid = to_regclass(%s)) "
+    "FROM pg_class AS t WHERE t.oid = to_regclass('memory_vectors')"
+)
 
 
 def _similarity(distance: object) -> float | None:
@@ -397,23 +406,19 @@ def search(
     """``(id, cosine similarity)`` of the ``limit`` nearest memories of ``model`` in the scope
     and ``archived`` of ``flt``, best first; the walk keeps ``hnsw.ef_search`` candidates
     (0: chosen from the table's size and the ``m`` the model's index was built with)."""
-    if limit <= 0 or not _check_dimension(conn, model, len(query)):
+    if limit <= 0:
+        return []
+    dim = len(query)
+    name = index_name(model, dim)
+    info = conn.execute(_BEFORE_SEARCH, (model, name, name)).fetchone()
+    registered = [int(str(d)) for d in cast("list[object]", info[0])] if info is not None else []
+    if not _check_dimension(conn, model, dim, registered):
         return []
     text = _query_param(model, query)
     if text is None:
         return []
-    dim = len(query)
     scope, scope_params = and_clause(scope_filter(flt), "m.")
-    name = index_name(model, dim)
-    # The index's own m and type (it may predate the current settings), read with the size.
-    size = conn.execute(
-        "SELECT t.reltuples, (SELECT o.option_value FROM pg_class AS i, "
-        "pg_options_to_table(i.reloptions) AS o WHERE i.oid = to_regclass(%s) "
-        "AND o.option_name = 'm'), (SELECT c.opcname FROM pg_index AS x "
-        "JOIN pg_opclass AS c ON c.oid = x.indclass[0] WHERE x.indexrelid = to_regclass(%s)) "
-        "FROM pg_class AS t WHERE t.oid = to_regclass('memory_vectors')",
-        (name, name),
-    ).fetchone()
+    size = info[1:] if info is not None else None
     opclass = str(size[2]) if size is not None and size[2] is not None else None
     if opclass is not None or dim <= HNSW_MAX_DIM:
         table_rows = float(str(size[0])) if size is not None else 0.0
