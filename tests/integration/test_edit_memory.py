@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import struct
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
@@ -67,6 +68,27 @@ def test_edit_reindexes_the_words_and_the_vector(kioku: Kioku) -> None:
     assert new_vector is not None
     assert old_vector is not None
     assert new_vector.vector != old_vector.vector
+
+
+def test_an_unrankable_stored_vector_is_made_again_by_an_edit(home: Path, kioku: Kioku) -> None:
+    """A vector written before stores refused vectors too long to rank (here 1e20 a value)
+    does not block an edit of its memory: the edit embeds the text again."""
+    memory_id = _episode(kioku)
+    good = kioku.get(memory_id).embedding
+    assert good is not None
+    with sqlite3.connect(home / "memories.db") as conn:
+        conn.execute(
+            "UPDATE memories SET embedding = ? WHERE id = ?",
+            (struct.pack(f"<{len(good.vector)}f", *([1e20] * len(good.vector))), memory_id),
+        )
+    conn.close()
+    with Kioku.open(home, clock=FixedClock(NOW), env={}) as fresh:
+        stored = fresh.get(memory_id).embedding
+        assert stored is not None
+        assert stored.vector[0] == pytest.approx(1e20, rel=1e-6)
+        edited = fresh.edit_memory(memory_id, intensity=55)
+        assert edited.emotional_intensity == 55
+        assert edited.embedding == good  # the same text, the same vector as first made
 
 
 def test_edit_keeps_the_old_state_as_a_version(kioku: Kioku) -> None:

@@ -18,7 +18,13 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Final
 
 from kioku.core.model import Kind
-from kioku.core.validate import check_intensity, check_tags, normalise_keywords, validate_memory
+from kioku.core.validate import (
+    check_intensity,
+    check_tags,
+    normalise_keywords,
+    storable_vector,
+    validate_memory,
+)
 from kioku.errors import ValidationError
 from kioku.ports.store import MemoryPatch
 from kioku.service.scope import get_owned
@@ -151,10 +157,15 @@ def edit_memory(
             tags=tags,
             keywords=keywords,
         )
+        # A vector no store can rank (written before stores refused such vectors) is made
+        # again from the text rather than blocking the edit.
+        unrankable = new.embedding is not None and not storable_vector(new.embedding.vector)
+        if unrankable:
+            new = replace(new, embedding=None)
         validate_memory(new, engine.config.categories)
         if new == old:
             return old
-        if (new.trigger, new.content) != (old.trigger, old.content):
+        if unrankable or (new.trigger, new.content) != (old.trigger, old.content):
             new = embed_memory(engine, replace(new, embedding=None))
         patch = _patch(old, new)
         store.save_version(old, engine.clock.now())
