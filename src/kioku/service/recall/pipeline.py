@@ -43,7 +43,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -109,7 +109,6 @@ def recall(
         from kioku.core.validate import check_provenance_id
 
         check_provenance_id("session_id", session_id)
-    check_vector_model(engine)
     now = at or engine.clock.now()
     result = run_recall(
         store=engine.store,
@@ -122,6 +121,7 @@ def recall(
         session_id=session_id,
         mark=False,
         mood_shift=mood_shift,
+        first=lambda: check_vector_model(engine),
     )
     if mark and result.items:
         # The traces and the event that names what was recalled, in one transaction; usage
@@ -227,9 +227,11 @@ def run_recall(
     session_id: str | None = None,
     mark: bool = True,
     mood_shift: bool | None = None,
+    first: Callable[[], None] | None = None,
 ) -> RecallResult:
     """Recall for ``query`` (see the module docstring). ``mark=False`` leaves no trace.
-    ``mood_shift`` turns the mood shift on or off for this recall (None: ``mood.shift``)."""
+    ``mood_shift`` turns the mood shift on or off for this recall (None: ``mood.shift``).
+    ``first`` runs at the start of the recall's first snapshot, so its reads share it."""
     text = query.strip()[:MAX_QUERY_CHARS]
     floor = config.retrieval.min_relevance
     if not text:
@@ -264,6 +266,8 @@ def run_recall(
     parallel = config.store.parallel_search and store.parallel_search
     try:
         with store.reading():
+            if first is not None:
+                first()
             if config.retrieval.require_known_names:
                 names = entity_terms(text)
                 if names and not store.known_terms(names, flt, limit=1):
