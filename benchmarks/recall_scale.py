@@ -283,8 +283,10 @@ class _Stages:
 def _recall_at_10(
     kioku: Kioku, index: dict[str, int], matrix: np.ndarray, texts: list[str]
 ) -> float:
-    """Share of the 10 nearest vectors by brute force that the store's vector search returns
-    (a result within float32 rounding, 1e-5, of the tenth best counts as found)."""
+    """Share of the 10 nearest vectors by brute force among the best ten that the store's
+    vector search returns when asked as recall asks it, for ``[retrieval] candidates``
+    results (so a PostgreSQL walk keeps the candidates recall's does); a result within float32
+    rounding, 1e-5, of the tenth best counts as found."""
     embedder = kioku.embedder
     norms = np.linalg.norm(matrix, axis=1)
     norms[norms == 0] = 1.0
@@ -296,7 +298,8 @@ def _recall_at_10(
             continue
         exact = (matrix @ (q / np.linalg.norm(q))) / norms
         tenth = np.partition(exact, exact.size - 10)[exact.size - 10]
-        got = kioku.store.vector_search(embedder.model_id, q.tolist(), flt, 10)
+        asked = max(10, kioku.config.retrieval.candidates)
+        got = kioku.store.vector_search(embedder.model_id, q.tolist(), flt, asked)[:10]
         found += sum(1 for memory_id, _ in got if exact[index[memory_id]] >= tenth - 1e-5)
         wanted += 10
     return found / max(wanted, 1)
