@@ -411,18 +411,18 @@ def search(
     dim = len(query)
     name = index_name(model, dim)
     info = conn.execute(_BEFORE_SEARCH, (model, name, name)).fetchone()
-    registered = [int(str(d)) for d in cast("list[object]", info[0])] if info is not None else []
+    dims, reltuples, m_option, opcname = info if info is not None else ([], 0.0, None, None)
+    registered = [int(str(d)) for d in cast("list[object]", dims)]
     if not _check_dimension(conn, model, dim, registered):
         return []
     text = _query_param(model, query)
     if text is None:
         return []
     scope, scope_params = and_clause(scope_filter(flt), "m.")
-    size = info[1:] if info is not None else None
-    opclass = str(size[2]) if size is not None and size[2] is not None else None
+    opclass = None if opcname is None else str(opcname)
     if opclass is not None or dim <= HNSW_MAX_DIM:
-        table_rows = float(str(size[0])) if size is not None else 0.0
-        built_m = int(str(size[1])) if size is not None and size[1] is not None else 16
+        table_rows = float(str(reltuples))
+        built_m = 16 if m_option is None else int(str(m_option))
         half = opclass == "halfvec_cosine_ops"
         fetch = limit + RERANK_SPARE if half else limit
         # A halfvec index is walked by the half-precision distance (the expression it holds);
