@@ -213,6 +213,17 @@ def test_list_by_kind(stocked: Stocked) -> None:
     assert not any(stocked.ids[k] in procedure.out for k in KINDS if k != "procedure")
 
 
+def test_a_list_of_several_kinds_names_each_ones_kind(stocked: Stocked) -> None:
+    """Without --kind, every kind is listed, and a KIND column tells them apart; a list of
+    episodes only keeps the plain columns."""
+    mixed, episodes = run_all(stocked.home, ("list",), ("list", "--kind", "episode"))
+    header, *rows = _ok(mixed).out.splitlines()
+    assert header.split()[:3] == ["ID", "KIND", "CREATED"]
+    kinds = {row.split()[0]: row.split()[1] for row in rows}
+    assert kinds == {stocked.ids[kind]: kind for kind in KINDS}
+    assert _ok(episodes).out.splitlines()[0].split()[:2] == ["ID", "CREATED"]
+
+
 def test_show_gives_each_kind_its_details_and_lifecycle(stocked: Stocked) -> None:
     ids = stocked.ids
     knowledge, procedure, profile, episode = (

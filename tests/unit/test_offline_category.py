@@ -7,8 +7,11 @@ one's life and events of loss or achievement belong there; greetings, thanks and
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kioku.adapters.analyzers.offline import OfflineAnalyzer
+from kioku.adapters.analyzers.offline.protect import protection_clauses
 from kioku.ports.analyzer import Analysis, Turn
 
 
@@ -84,6 +87,8 @@ def test_writing_request_mentioning_family_is_not_personal(analyzer: OfflineAnal
         ("I've decided to move to Berlin", "decision"),
         ("引っ越すことにした。来月から福岡で暮らす", "decision"),
         ("The deploy failed again, check the server logs", "work"),
+        ("Great, another outage at 3am. Just great.", "work"),
+        ("I'm on-call this week and it's exhausting.", "work"),
     ],
 )
 def test_decisions_and_tasks_keep_their_category(
@@ -134,3 +139,102 @@ def test_japanese_personal_life_and_inner_states_are_emotional(
     analyzer: OfflineAnalyzer, text: str
 ) -> None:
     assert analyze(analyzer, text).category == "emotional"
+
+
+@pytest.mark.parametrize(
+    ("asked", "told"),
+    [
+        ("これは覚えておいて：来週の木曜は母の誕生日", "来週の木曜は母の誕生日"),
+        ("覚えておいてください、母の誕生日は3月5日です", "母の誕生日は3月5日です"),
+        ("Remember this: my mom's birthday is next Thursday", "My mom's birthday is next Thursday"),
+        ("Please remember that I'm allergic to peanuts.", "I'm allergic to peanuts."),
+    ],
+)
+def test_a_request_to_remember_keeps_what_it_keeps_personal(
+    analyzer: OfflineAnalyzer, asked: str, told: str
+) -> None:
+    """Asking to remember a fact is no task: the fact keeps its category, and is protected."""
+    kept, plain = analyze(analyzer, asked), analyze(analyzer, told)
+    assert kept.protected
+    assert not plain.protected
+    assert kept.category == plain.category == "emotional"
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("覚えておいて、あとで会議の資料まとめて", "work"),
+        ("Remember this and fix the failing deploy script, please.", "work"),
+    ],
+)
+def test_a_task_asked_beside_a_request_to_remember_stays_a_task(
+    analyzer: OfflineAnalyzer, text: str, category: str
+) -> None:
+    result = analyze(analyzer, text)
+    assert result.protected
+    assert result.category == category
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "I prefer tea over coffee.",
+        "I'm a morning person.",
+        "I don't eat meat.",
+        "I always go fishing on weekends.",
+        "I love hiking on weekends.",
+        "I really enjoy cooking for my friends.",
+        "I hate spiders.",
+        "週末はだいたい釣りに行ってる",
+        "休みの日はいつもカフェで本を読んでる",
+    ],
+)
+def test_lasting_preferences_and_habits_are_personal(analyzer: OfflineAnalyzer, text: str) -> None:
+    assert analyze(analyzer, text).category == "emotional"
+
+
+@pytest.mark.parametrize(
+    "text", ["I love this song!", "I like the new logo.", "I like it when you explain it simply."]
+)
+def test_liking_one_thing_at_hand_is_small_talk(analyzer: OfflineAnalyzer, text: str) -> None:
+    assert analyze(analyzer, text).category == "casual"
+
+
+@pytest.mark.parametrize(
+    ("text", "valence"),
+    [
+        ("I saved it to my desktop.", "neutral"),
+        ("Correction to what you saved earlier: the nursery is on Ashby Road.", "neutral"),
+        ("You saved me today, thank you so much.", "positive"),
+        ("That saved my life.", "positive"),
+    ],
+)
+def test_storing_is_not_a_rescue(analyzer: OfflineAnalyzer, text: str, valence: str) -> None:
+    assert analyze(analyzer, text).valence.value == valence
+
+
+_CUES: list[str] = list("覚えておいて忘れないでremembthis ,.:、。！?please")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(_CUES), max_size=60))
+def test_request_clauses_stay_inside_the_text(text: str) -> None:
+    low = text.lower()
+    for start, end in protection_clauses(low):
+        assert 0 <= start < end <= len(low)
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("I'm diabetic, so I watch my sugar.", "emotional"),
+        ("I take medication for anxiety.", "emotional"),
+        ("I play guitar in a band.", "emotional"),
+        ("バンドでギターを弾いてる", "emotional"),
+        ("I work from home on Fridays.", "work"),
+    ],
+)
+def test_health_hobbies_and_work_arrangements(
+    analyzer: OfflineAnalyzer, text: str, category: str
+) -> None:
+    assert analyze(analyzer, text).category == category

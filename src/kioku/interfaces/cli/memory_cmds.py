@@ -171,7 +171,10 @@ def list_cmd(
     offset: int,
     as_json: bool,
 ) -> None:
-    """List memories, newest first (active ones unless --archived or --all)."""
+    """List memories, newest first (active ones unless --archived or --all).
+
+    Every kind is listed unless --kind picks one; a KIND column then names each memory's kind
+    when the list holds more than episodes."""
     with state.open() as kioku:
         memories = kioku.list(
             level=level or None,
@@ -189,7 +192,13 @@ def list_cmd(
             click.echo("no memories match", err=True)
             return
         headers = ["ID", "CREATED", "LVL", "CATEGORY", "INT", "SCORE", "P", "TRIGGER"]
-        click.echo(table(headers, [_row(m) for m in memories]))
+        rows = [_row(m) for m in memories]
+        if any(m.kind is not Kind.EPISODE for m in memories):
+            # Knowledge, procedures and profiles listed among episodes say what they are.
+            headers.insert(1, "KIND")
+            for row, m in zip(rows, memories, strict=True):
+                row.insert(1, m.kind.value)
+        click.echo(table(headers, rows))
 
 
 @click.command("show")

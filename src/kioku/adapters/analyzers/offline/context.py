@@ -20,6 +20,7 @@ from .expressive import has_sarcasm_marker
 from .hits import Hit
 from .irony_ja import ironic_spans, mocks_oneself
 from .match_ja import RawHit
+from .protect import protection_clauses
 
 __all__ = ["Context", "build_context", "weigh"]
 
@@ -118,6 +119,9 @@ class Context:
     content_requests: tuple[tuple[int, int], ...] = ()
     #: The Japanese irony mocks the speaker (「さすが私」): fed up, but with no one to be angry at.
     irony_at_self: bool = False
+    #: Spans of explicit requests to remember (:func:`.protect.protection_clauses`): their
+    #: sentence is no request for that, but cues inside them are weighed as in one.
+    keeping: tuple[tuple[int, int], ...] = ()
 
 
 def build_context(text: str, cased: str, lang: str, *, work: bool = False) -> Context:
@@ -125,12 +129,20 @@ def build_context(text: str, cased: str, lang: str, *, work: bool = False) -> Co
     sentences = []
     # Only text with a cue of technical wording anywhere is searched sentence by sentence.
     tech_cue = _TECH_CUE.search(cased) is not None
+    keep: list[tuple[int, int]] = []
     for m in _SENT.finditer(text):
         s = m.group()
         stripped = s.strip()
-        request = lang != "en" and not stripped.isascii() and bool(_REQUEST_JA.search(stripped))
-        if lang != "ja" and not request:
-            request = _request_en(stripped.lower())
+        request = _asks(stripped, lang)
+        clauses = protection_clauses(s) if request else ()
+        if clauses:
+            # A request to remember asks for no task: what it keeps is read as told, and
+            # only the request's own words are read as a request's.
+            keep.extend((m.start() + a, m.start() + b) for a, b in clauses)
+            chars = list(s)
+            for a, b in clauses:
+                chars[a:b] = " " * (b - a)
+            request = _asks("".join(chars).strip(), lang)
         tech = tech_cue and bool(_TECH_LATIN.search(cased, m.start(), m.end()))
         sentences.append((m.start(), m.end(), request, tech, stripped.endswith("?")))
     contrasts = _contrasts_en(text) if lang == "en" else _finditer_starts(_CONTRAST_JA, text)
@@ -159,7 +171,15 @@ def build_context(text: str, cased: str, lang: str, *, work: bool = False) -> Co
         lang=lang,
         content_requests=content,
         irony_at_self=mocks_oneself(text, irony),
+        keeping=tuple(keep),
     )
+
+
+def _asks(stripped: str, lang: str) -> bool:
+    """Whether the stripped sentence asks for something (a Japanese or English request)."""
+    if lang != "en" and not stripped.isascii() and _REQUEST_JA.search(stripped):
+        return True
+    return lang != "ja" and _request_en(stripped.lower())
 
 
 def _request_en(low: str) -> bool:
@@ -202,6 +222,8 @@ def weigh(raw_hits: list[RawHit], ctx: Context) -> list[Hit]:
         if not raw.expressive:
             sent = _sentence(ctx, hit.start)
             request = sent is not None and sent[2]
+            if ctx.keeping and not request:
+                request = any(a <= hit.start < b for a, b in ctx.keeping)
             tech = sent is not None and sent[3]
             question = sent is not None and sent[4]
             if raw.topical and (request or tech or ctx.task):

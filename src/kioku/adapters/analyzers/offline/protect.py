@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Final
 
-__all__ = ["is_protection_request"]
+__all__ = ["is_protection_request", "protection_clauses"]
 
 # Japanese, on NFKC text. Each pattern is a request form of 覚える/忘れる/記憶/記録/メモ.
 _JA: Final = re.compile(
@@ -63,6 +63,27 @@ def _may_ask_en(low: str) -> bool:
         or "record th" in low
         or ("important" in low and ("keep " in low or "save " in low or "store " in low))
     )
+
+
+#: Where the clause of a request to remember ends (:func:`protection_clauses`).
+_CLAUSE_END: Final = re.compile(r"[、。，,.;；:：!！?？\n]")
+
+
+def protection_clauses(text: str) -> tuple[tuple[int, int], ...]:
+    """Where ``text`` (NFKC, lower-case) explicitly asks to remember: each request's clause,
+    from its first character to the next punctuation or the end. What such a request asks for
+    is no task: 「これは覚えておいて：来週の木曜は母の誕生日」 tells a fact."""
+    spans: list[tuple[int, int]] = []
+    if not text.isascii() and _JA_FIRST.search(text):
+        spans.extend((m.start(), m.end()) for m in _JA.finditer(text))
+    low = text.replace("’", "'")
+    if _may_ask_en(low):
+        spans.extend((m.start(), m.end()) for m in _EN.finditer(low))
+    clauses = []
+    for start, end in spans:
+        stop = _CLAUSE_END.search(text, end)
+        clauses.append((start, len(text) if stop is None else stop.start()))
+    return tuple(clauses)
 
 
 def is_protection_request(nfkc_text: str) -> bool:

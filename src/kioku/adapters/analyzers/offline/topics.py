@@ -45,6 +45,14 @@ TOPICS: Final = (
     "story",
 )
 #: "I have two cats", "we adopted a puppy": owning a pet is a fact about one's life.
+#: A lasting liking or dislike of a kind of thing or of an activity ("I love hiking", "I hate
+#: spiders"), not of one thing at hand ("I love this", "I like the new logo").
+_LIKING_EN: Final = re.compile(
+    r"\bi (?:really |just |absolutely |totally )?(?:love|like|enjoy|adore|hate|dislike|detest) "
+    r"(?!(?:this|these|those|it|that|the|your|yours|his|hers|its|us|them|him|her|you|was|is)\b)"
+    r"(?:\w+ing|\w{3,}s)\b"
+)
+_LIKING_VERBS: Final = ("love", "like", "enjoy", "adore", "hate", "dislike", "detest")
 _PET_OWNER_EN: Final = re.compile(
     r"\b(?:i|we)(?:'ve| have)?\s+(?:have|own|got|adopted|rescued)\s+(?:a|an|two|three|four|\d+)\s+"
     r"(?:\w+\s+)?(?:dog|cat|puppy|kitten|rabbit|bunny|hamster|parrot|bird|turtle|fish)(?:s|es)?\b"
@@ -304,6 +312,9 @@ def find_topics(
         if any(pet in joined for pet in _PETS) and _PET_OWNER_EN.search(joined):
             out["fact"] += 1.8
             cues.append("pet owner")
+        if any(verb in joined for verb in _LIKING_VERBS) and _LIKING_EN.search(joined):
+            out["fact"] += 1.2
+            cues.append("lasting liking")
     story = _story(folded, lows, lang) if lang != "other" else 0.0
     if story:
         out["story"] = story
