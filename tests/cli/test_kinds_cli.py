@@ -221,6 +221,10 @@ def test_a_list_of_several_kinds_names_each_ones_kind(stocked: Stocked) -> None:
     assert header.split()[:3] == ["ID", "KIND", "CREATED"]
     kinds = {row.split()[0]: row.split()[1] for row in rows}
     assert kinds == {stocked.ids[kind]: kind for kind in KINDS}
+    # Retention's fields (category, intensity, score) are an episode's only.
+    shown = {row.split()[0]: row.split()[5:8] for row in rows}
+    assert shown[stocked.ids["episode"]] != ["-", "-", "-"]
+    assert all(shown[stocked.ids[k]] == ["-", "-", "-"] for k in KINDS if k != "episode")
     assert _ok(episodes).out.splitlines()[0].split()[:2] == ["ID", "CREATED"]
 
 

@@ -38,6 +38,8 @@ def knowledge_texts(*texts: str) -> list[str]:
         ("By the way, Bob works at Acme Corp.", "Bob works at Acme Corp."),
         ("田中さんは大阪に住んでいます。", None),
         ("ちなみに、鈴木さんは去年名古屋に引っ越した。", "鈴木さんは去年名古屋に引っ越した。"),
+        ("これは覚えておいて：母の誕生日は3月5日です。", "母の誕生日は3月5日です。"),
+        ("Remember this: my mom's birthday is March 5.", "my mom's birthday is March 5."),
         ("請求システムの担当は佐藤さんです。", None),
         ("来月からリモート勤務にすることにした。", None),
         ("本番環境には必ずレビュー後にマージするべきだ。", None),
@@ -88,6 +90,16 @@ def test_the_same_statement_from_several_sources_is_one_candidate() -> None:
     assert found[0].title == "Alice lives in Osaka now"
 
 
+def test_a_reply_repeating_the_fact_it_was_told_is_not_a_second_statement() -> None:
+    told = "来週の木曜は母の誕生日\nわかりました。来週の木曜日がお母様の誕生日ですね。"
+    assert knowledge_texts(told) == ["来週の木曜は母の誕生日"]
+    both = "Ken moved to Tokyo last spring. Noted: Ken moved to Tokyo last spring, got it."
+    assert knowledge_texts(both) == ["Ken moved to Tokyo last spring."]
+    # Two facts of one source that share few terms are both kept.
+    two = "Ken moved to Tokyo last spring. Mia works at Acme Corp."
+    assert knowledge_texts(two) == ["Ken moved to Tokyo last spring.", "Mia works at Acme Corp."]
+
+
 def test_at_most_max_per_source_from_each_source() -> None:
     text = (
         "Alice lives in Osaka. Bob works at Acme Corp. Ken uses Vim daily. Mia prefers green tea."
@@ -104,6 +116,11 @@ def test_titles_are_short() -> None:
     ]
     assert len(found.title) <= 60
     assert long.startswith(found.title)
+    (agreed,) = extract_knowledge(
+        sources("Agreed: pgvector for the vectors, and the same tests run on both stores."),
+        index_terms,
+    )
+    assert agreed.title == "Agreed: pgvector for the vectors"
 
 
 def test_procedures_from_numbered_lines_and_inline_numbers() -> None:

@@ -31,9 +31,16 @@ __all__ = ["collapse", "extract_knowledge", "extract_procedures"]
 _FLAGS: Final = re.IGNORECASE
 MAX_SENTENCE: Final = 300
 MIN_TERMS: Final = 2
+#: Two statements of one source whose content terms overlap this much (Jaccard) are one
+#: statement said twice, as when a reply repeats the fact it was told.
+ECHO_SHARE: Final = 0.8
 TITLE_CHARS: Final = 60
 _TITLE_WORDS: Final = 6
 _TITLE_JA: Final = 20
+#: Words a title does not end on.
+_JOINING: Final = frozenset(
+    ("and", "or", "but", "the", "a", "an", "of", "for", "to", "with", "in", "on", "at", "by")
+)
 
 #: What states something lasting, in English and Japanese.
 _LASTING_EN = re.compile(
@@ -91,10 +98,15 @@ _HEDGE = re.compile(
     r"|たぶん|多分|かも|と思う|と思います|と思って|おそらく|恐らく|気がする|らしい|みたい|でしょう",
     _FLAGS,
 )
-#: A leading discourse marker that may be cut: "By the way," "Oh," 「ちなみに、」.
+#: A leading discourse marker that may be cut: "By the way," "Oh," 「ちなみに、」, and a request to
+#: remember that only introduces what it keeps ("Remember this:", 「これは覚えておいて：」).
 _MARKER = re.compile(
     r"^(?:(?:by the way|btw|anyway|anyways|also|actually|fyi|incidentally|just so you know)"
     r"(?:\s*[,:]\s*|\s+)"
+    r"|(?:please\s+)?(?:remember(?:\s+this)?|note(?:\s+this)?|for the record|for future reference"
+    r"|(?:don't|do not) forget)\s*[:,\-—]\s*"
+    r"|(?:これは|これ|今の|この件は?)?(?:覚えて(?:おいて|といて|て)(?:ください|ね)?|忘れないで(?:ね|ください)?"
+    r"|メモして(?:おいて)?(?:ください|ね)?)\s*[：:、,]\s*"
     r"|(?:oh|well|so|ok|okay|and|but|plus)\s*,\s*"
     r"|(?:ちなみに|そういえば|ところで|あと|えーと|えっと|実は|なお|それと|そうそう)[、,]?\s*)+",
     _FLAGS,
@@ -120,7 +132,11 @@ def title_of(text: str) -> str:
         head = re.split(r"[、。，！？!?]", head, maxsplit=1)[0] or head
         head = head[:_TITLE_JA]
     else:
-        head = " ".join(head.split(" ")[:_TITLE_WORDS])
+        words = head.split(" ")[:_TITLE_WORDS]
+        # A title cut after a joining word ("… the vectors, and") ends before it instead.
+        while len(words) > 1 and words[-1].casefold().strip(_END_PUNCT) in _JOINING:
+            words.pop()
+        head = " ".join(words)
     if len(head) > TITLE_CHARS:
         cut = head[:TITLE_CHARS].rsplit(" ", 1)[0]
         head = cut or head[:TITLE_CHARS]
@@ -157,7 +173,9 @@ def extract_knowledge(
 
     Questions, greetings, feelings, hedged statements, procedural sentences, sentences of
     fewer than three content terms or over 300 characters are skipped. The same statement
-    from several sources is one candidate naming all of them, in the order they said it.
+    from several sources is one candidate naming all of them, in the order they said it; a
+    statement of one source that repeats an earlier one of it (:data:`ECHO_SHARE` of their
+    content terms shared) is left out.
     At most ``max_per_source`` statements are taken from each source.
     """
     order: list[str] = []
@@ -165,6 +183,7 @@ def extract_knowledge(
     ids: dict[str, list[str]] = {}
     for source in sources:
         taken: set[str] = set()
+        said: list[frozenset[str]] = []
         _, semantic = classify_sentences(source.text)
         for sentence in semantic:
             if len(taken) >= max_per_source:
@@ -173,6 +192,10 @@ def extract_knowledge(
             key = _key(text)
             if not key or key in taken or not _lasting(text, terms):
                 continue
+            words = frozenset(terms(text))
+            if any(_echoes(words, earlier) for earlier in said):
+                continue  # the reply repeating what was told: one statement, said first
+            said.append(words)
             taken.add(key)
             if key not in texts:
                 order.append(key)
@@ -184,6 +207,13 @@ def extract_knowledge(
         KnowledgeCandidate(title=title_of(texts[k]), text=texts[k], sources=tuple(ids[k]))
         for k in order
     ]
+
+
+def _echoes(words: frozenset[str], earlier: frozenset[str]) -> bool:
+    """Whether a statement with content terms ``words`` repeats one with ``earlier``: they
+    share at least ``ECHO_SHARE`` of the terms either holds (Jaccard)."""
+    union = len(words | earlier)
+    return union > 0 and len(words & earlier) >= ECHO_SHARE * union
 
 
 def _procedure(text: str, terms: Terms) -> tuple[str, tuple[str, ...]] | None:

@@ -125,13 +125,16 @@ def add_cmd(
 
 
 def _row(m: Memory) -> list[str]:
+    # Category, intensity and score drive an episode's retention; other kinds have lifecycles
+    # of their own (`kioku show`), so their placeholder values are not shown.
+    episode = m.kind is Kind.EPISODE
     return [
         m.id,
         format_ts(m.created)[:16].replace("T", " "),
         f"L{m.current_level}",
-        m.category,
-        str(m.emotional_intensity),
-        f"{m.retention_score:.1f}",
+        m.category if episode else "-",
+        str(m.emotional_intensity) if episode else "-",
+        f"{m.retention_score:.1f}" if episode else "-",
         "P" if m.protected else "",
         excerpt(m.trigger, 48),
     ]
