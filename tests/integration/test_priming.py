@@ -311,6 +311,22 @@ def test_superseded_knowledge_is_never_primed(empty: Kioku) -> None:
     assert "PostgreSQL 16" in after.block
 
 
+def test_a_title_that_starts_the_text_is_printed_once(empty: Kioku) -> None:
+    """Consolidation titles knowledge with the start of its text; the line says it once."""
+    same = empty.write_memory(
+        "knowledge", "The ledger service writes to Kafka", title="The ledger service"
+    )
+    other = empty.write_memory("knowledge", "Retention of the ledger is 7 days", title="ledger")
+    block = empty.prime("What does the ledger service write to, and the ledger retention?").block
+    assert set(_ids(empty.prime("ledger service Kafka retention", mark=False), "C")) >= {
+        same.id,
+        other.id,
+    }
+    assert "- The ledger service writes to Kafka (confidence" in block
+    assert "The ledger service: The ledger service" not in block
+    assert "- ledger: Retention of the ledger is 7 days" in block
+
+
 def test_related_knowledge_is_what_the_message_is_about(shared: tuple[Kioku, Stock]) -> None:
     k, stock = shared
     billing = k.prime("Which PostgreSQL version does the billing service use?", mark=False)

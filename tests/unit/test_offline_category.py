@@ -238,3 +238,13 @@ def test_health_hobbies_and_work_arrangements(
     analyzer: OfflineAnalyzer, text: str, category: str
 ) -> None:
     assert analyze(analyzer, text).category == category
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["I prefer tea over coffee, remember that", "Please remember: the staging database resets."],
+)
+def test_the_request_to_remember_is_no_keyword(analyzer: OfflineAnalyzer, text: str) -> None:
+    keywords = [k.casefold() for k in analyze(analyzer, text).keywords]
+    assert keywords
+    assert not any("remember" in k for k in keywords)

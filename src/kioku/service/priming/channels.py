@@ -188,7 +188,10 @@ def knowledge(engine: Engine, message: str, terms: Sequence[str], now: datetime)
             why += f" + graph {0.5 * pagerank:.3f}"
         confidence = details.confidence if isinstance(details, KnowledgeDetails) else None
         note = "" if confidence is None else f" (confidence {confidence:.2f})"
-        line = _clean(f"- {memory.trigger}: {memory.content}{note}")
+        # A title that only repeats the start of the text is not printed twice.
+        title, text = memory.trigger.strip(), memory.content.strip()
+        said = text if text.startswith(title) else f"{title}: {text}"
+        line = _clean(f"- {said}{note}")
         out.append(Candidate(line, why, memory.id, score))
     out.sort(key=lambda c: (-c.score, c.memory_id or ""))
     return out
