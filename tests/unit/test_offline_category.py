@@ -232,6 +232,17 @@ def test_request_clauses_stay_inside_the_text(text: str) -> None:
         ("I play guitar in a band.", "emotional"),
         ("バンドでギターを弾いてる", "emotional"),
         ("I work from home on Fridays.", "work"),
+        ("Our cat is 12 and has kidney problems.", "emotional"),
+        ("うちの猫は12歳で腎臓が悪い", "emotional"),
+        ("I'm a nurse.", "emotional"),
+        ("看護師をしています", "emotional"),
+        ("My partner's name is Sam.", "emotional"),
+        ("アイオワの農場で育った", "emotional"),
+        ("I got into grad school!", "emotional"),
+        ("I failed my driving test again.", "emotional"),
+        ("I failed my unit tests again.", "work"),
+        ("医者に行った", "casual"),
+        ("The restaurant's name is Luigi's.", "casual"),
     ],
 )
 def test_health_hobbies_and_work_arrangements(

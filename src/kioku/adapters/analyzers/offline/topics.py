@@ -53,6 +53,21 @@ _LIKING_EN: Final = re.compile(
     r"(?:\w+ing|\w{3,}s)\b"
 )
 _LIKING_VERBS: Final = ("love", "like", "enjoy", "adore", "hate", "dislike", "detest")
+#: Who one is by trade ("I'm a nurse", "my partner's name is Sam": a fact about someone close).
+_OCCUPATIONS: Final = (
+    "nurse|teacher|doctor|engineer|developer|programmer|designer|lawyer|accountant|chef|cook"
+    "|writer|artist|musician|photographer|pharmacist|dentist|firefighter|police officer|farmer"
+    "|scientist|researcher|consultant|freelancer|carpenter|electrician|plumber|mechanic|pilot"
+    "|cashier|barista|librarian|professor|translator|paramedic|caregiver|social worker"
+)
+_WHO_EN: Final = re.compile(
+    rf"\bi(?:'m| am) an? (?:\w+ )?(?:{_OCCUPATIONS})\b|\bmy \w+(?:'s|’s) name\b"
+)
+_WHO_JA: Final = re.compile(
+    r"(?:看護師|教師|教員|医師|医者|エンジニア|プログラマー?|デザイナー|弁護士|会計士|税理士|料理人"
+    r"|シェフ|作家|美容師|保育士|介護士|薬剤師|公務員|会社員|主婦|主夫|研究者|銀行員|警察官|消防士"
+    r"|農家|大工|ライター|カメラマン|通訳|翻訳家|獣医)(?:をして|をやって|として働|です)"
+)
 _PET_OWNER_EN: Final = re.compile(
     r"\b(?:i|we)(?:'ve| have)?\s+(?:have|own|got|adopted|rescued)\s+(?:a|an|two|three|four|\d+)\s+"
     r"(?:\w+\s+)?(?:dog|cat|puppy|kitten|rabbit|bunny|hamster|parrot|bird|turtle|fish)(?:s|es)?\b"
@@ -303,6 +318,9 @@ def find_topics(
     cues: list[str] = []
     if lang in ("ja", "mixed", "other"):
         _find_ja(folded, starts, out, cues)
+        if _WHO_JA.search(folded):
+            out["fact"] += 1.5
+            cues.append("occupation")
     if lang in ("en", "mixed") or (lang == "ja" and words):
         _find_en(lows, stop, out, cues)
         tech = _technical_tokens(words, stop)
@@ -315,6 +333,9 @@ def find_topics(
         if any(verb in joined for verb in _LIKING_VERBS) and _LIKING_EN.search(joined):
             out["fact"] += 1.2
             cues.append("lasting liking")
+        if ("i" in lows or "my" in lows or "i'm" in lows) and _WHO_EN.search(joined):
+            out["fact"] += 1.5
+            cues.append("who one is")
     story = _story(folded, lows, lang) if lang != "other" else 0.0
     if story:
         out["story"] = story
