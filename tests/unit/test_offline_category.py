@@ -259,3 +259,26 @@ def test_the_request_to_remember_is_no_keyword(analyzer: OfflineAnalyzer, text: 
     keywords = [k.casefold() for k in analyze(analyzer, text).keywords]
     assert keywords
     assert not any("remember" in k for k in keywords)
+
+
+@pytest.mark.parametrize(
+    ("text", "asks"),
+    [
+        ("大家さんに来月退去してほしいと言われた", False),
+        ("上司に資料まとめてって言われた", False),
+        ("友達に手伝ってって頼まれた", False),
+        ("資料まとめて", True),
+        ("退去の手続きを教えてください", True),
+    ],
+)
+def test_a_request_someone_else_made_is_told_not_asked(
+    analyzer: OfflineAnalyzer, text: str, asks: bool
+) -> None:
+    assert analyzer.read(text).context.any_request is asks
+
+
+def test_being_asked_to_leave_ones_home_is_personal(analyzer: OfflineAnalyzer) -> None:
+    text = (
+        "大家さんから、来月でこの部屋を取り壊すから退去してほしいと言われた。4年住んだ部屋だった。"
+    )
+    assert analyze(analyzer, text).category == "emotional"

@@ -175,10 +175,19 @@ def build_context(text: str, cased: str, lang: str, *, work: bool = False) -> Co
     )
 
 
+#: After a Japanese request form: someone else's request, told (「退去してほしいと言われた」).
+_REPORTED_JA: Final = re.compile(
+    r"(?:と|って)(?:言われ|いわれ|頼まれ|お願いされ|言って(?:た|き)|言った|言う|言ってる)"
+)
+
+
 def _asks(stripped: str, lang: str) -> bool:
-    """Whether the stripped sentence asks for something (a Japanese or English request)."""
-    if lang != "en" and not stripped.isascii() and _REQUEST_JA.search(stripped):
-        return True
+    """Whether the stripped sentence asks for something (a Japanese or English request); a
+    request the speaker only reports (「…してほしいと言われた」) does not count."""
+    if lang != "en" and not stripped.isascii():
+        for m in _REQUEST_JA.finditer(stripped):
+            if not _REPORTED_JA.match(stripped, m.end()):
+                return True
     return lang != "ja" and _request_en(stripped.lower())
 
 
