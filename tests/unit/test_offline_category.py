@@ -242,6 +242,11 @@ def test_request_clauses_stay_inside_the_text(text: str) -> None:
         ("I failed my driving test again.", "emotional"),
         ("I failed my unit tests again.", "work"),
         ("医者に行った", "casual"),
+        ("We finally bought a house.", "emotional"),
+        ("I didn't get the job.", "emotional"),
+        ("My grandmother is in hospice.", "emotional"),
+        ("I got a raise!", "work"),
+        ("My bike got stolen.", "casual"),
         ("The restaurant's name is Luigi's.", "casual"),
     ],
 )
