@@ -187,6 +187,8 @@ def test_a_task_asked_beside_a_request_to_remember_stays_a_task(
         "I hate spiders.",
         "週末はだいたい釣りに行ってる",
         "休みの日はいつもカフェで本を読んでる",
+        "毎晩寝る前に本を読むのが習慣",
+        "I took up pottery last year.",
     ],
 )
 def test_lasting_preferences_and_habits_are_personal(analyzer: OfflineAnalyzer, text: str) -> None:
