@@ -44,7 +44,6 @@ TOPICS: Final = (
     "life",
     "story",
 )
-#: "I have two cats", "we adopted a puppy": owning a pet is a fact about one's life.
 #: A lasting liking or dislike of a kind of thing or of an activity ("I love hiking", "I hate
 #: spiders"), not of one thing at hand ("I love this", "I like the new logo").
 _LIKING_EN: Final = re.compile(
@@ -68,6 +67,7 @@ _WHO_JA: Final = re.compile(
     r"|シェフ|作家|美容師|保育士|介護士|薬剤師|公務員|会社員|主婦|主夫|研究者|銀行員|警察官|消防士"
     r"|農家|大工|ライター|カメラマン|通訳|翻訳家|獣医)(?:をして|をやって|として働|です)"
 )
+#: "I have two cats", "we adopted a puppy": owning a pet is a fact about one's life.
 _PET_OWNER_EN: Final = re.compile(
     r"\b(?:i|we)(?:'ve| have)?\s+(?:have|own|got|adopted|rescued)\s+(?:a|an|two|three|four|\d+)\s+"
     r"(?:\w+\s+)?(?:dog|cat|puppy|kitten|rabbit|bunny|hamster|parrot|bird|turtle|fish)(?:s|es)?\b"
