@@ -153,6 +153,8 @@ def test_browse_lists_every_kind_and_filters_by_kind(page: Any) -> None:
     listed = rows(page)
     for words in ("Koro", "promoted", "staging database", "deploy"):
         assert words in listed
+    koro = page.locator("table.memories tbody tr", has_text="Koro").first
+    assert koro.locator("td").all_inner_texts()[2].isdigit()  # an episode's intensity
     page.select_option("#kind", "knowledge")
     page.click("text=Apply filters")
     page.wait_for_url(re.compile(r"kind=knowledge"))
@@ -160,6 +162,9 @@ def test_browse_lists_every_kind_and_filters_by_kind(page: Any) -> None:
     assert "staging database" in listed
     assert "Koro" not in listed
     assert "deploy" not in listed
+    # Retention's category, intensity and score are an episode's; a knowledge row shows none.
+    cells = page.locator("table.memories tbody tr").first.locator("td").all_inner_texts()
+    assert cells[1:4] == ["–", "–", "–"]
 
 
 def test_keyboard_reaches_the_search_box_and_enter_searches(page: Any) -> None:
