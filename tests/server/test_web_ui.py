@@ -207,6 +207,25 @@ def test_memory_page_shows_curve_explanation_and_protection(
     assert page.locator(".meta .badge.protected").count() == 0
 
 
+def test_a_knowledge_page_says_how_it_is_kept_and_draws_no_fading(
+    page: Any, seeded: dict[str, str]
+) -> None:
+    """Knowledge does not fade by spec 000's retention: its page has no curve or forecast."""
+    page.goto("/memories/" + seeded["knowledge"])
+    assert page.locator("svg.curve").count() == 0
+    assert page.locator("#score").count() == 0
+    assert "does not fade" in page.locator("#explanation").inner_text()
+    kept = page.locator("section[aria-labelledby=kept-title]").inner_text()
+    assert "Confidence" in kept
+    assert (
+        "Decay coefficient"
+        not in page.locator("section[aria-labelledby=numbers-title]").inner_text()
+    )
+    page.goto("/memories/" + seeded["procedure"])
+    assert page.locator("svg.curve").count() == 0
+    assert "successes" in page.locator("#explanation").inner_text()
+
+
 def test_edit_changes_the_text_and_search_finds_it(page: Any, seeded: dict[str, str]) -> None:
     page.goto("/memories/" + seeded["casual"])
     page.click("text=Edit")

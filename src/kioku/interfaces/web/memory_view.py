@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from datetime import datetime, time
 from typing import TYPE_CHECKING, Any
 
+from kioku.core.kinds_explain import kind_explanation
 from kioku.core.lifecycle.log import Event
+from kioku.core.model import Kind
 from kioku.errors import KiokuError
 from kioku.interfaces.web.charts import Curve, retention_curve
 
@@ -43,6 +45,9 @@ class MemoryView:
     thresholds: list[tuple[int, float]]
     recalls: list[datetime]
     now: datetime
+    #: For a knowledge item, procedure or profile: how it is kept instead of a retention
+    #: curve (:func:`kioku.core.kinds_explain.kind_explanation`); None for an episode.
+    kind: dict[str, Any] | None = None
 
 
 def _brief(k: Kioku, memory_id: str, relation: str) -> Linked:
@@ -118,4 +123,5 @@ def load_view(k: Kioku, memory_id: str) -> MemoryView:
         thresholds=thresholds,
         recalls=[t for t, _ in recalls],
         now=now,
+        kind=None if memory.kind is Kind.EPISODE else kind_explanation(memory),
     )
