@@ -49,12 +49,12 @@ def neutralise(text: str) -> str:
 
 
 def memory_line(memory: Injected) -> str:
-    """One memory's line of the block, inert. A trigger that only repeats the start of the
-    content (a knowledge item's title, a turn with no reply) is not said twice."""
+    """One memory's line of the block, inert."""
     mark = "[archived]" if memory.archived else ""
-    trigger, content = neutralise(memory.trigger), neutralise(memory.content)
-    said = content if trigger and content.startswith(trigger) else f"{trigger} → {content}"
-    return f"- [{memory.created.date().isoformat()}][L{memory.level}]{mark} {said}"
+    return (
+        f"- [{memory.created.date().isoformat()}][L{memory.level}]{mark} "
+        f"{neutralise(memory.trigger)} → {neutralise(memory.content)}"
+    )
 
 
 def format_memories(memories: Sequence[Injected], budget_chars: int) -> str:
