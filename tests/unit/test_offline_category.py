@@ -209,6 +209,8 @@ def test_liking_one_thing_at_hand_is_small_talk(analyzer: OfflineAnalyzer, text:
         ("Correction to what you saved earlier: the nursery is on Ashby Road.", "neutral"),
         ("You saved me today, thank you so much.", "positive"),
         ("That saved my life.", "positive"),
+        ("I work at the hospital.", "neutral"),
+        ("My wife works at a hospital.", "neutral"),
     ],
 )
 def test_storing_is_not_a_rescue(analyzer: OfflineAnalyzer, text: str, valence: str) -> None:
@@ -249,6 +251,10 @@ def test_request_clauses_stay_inside_the_text(text: str) -> None:
         ("My grandmother is in hospice.", "emotional"),
         ("I got a raise!", "work"),
         ("My bike got stolen.", "casual"),
+        ("I have two kids.", "emotional"),
+        ("We have a daughter.", "emotional"),
+        ("I'm taking a pottery class.", "emotional"),
+        ("I have two monitors.", "casual"),
         ("The restaurant's name is Luigi's.", "casual"),
     ],
 )

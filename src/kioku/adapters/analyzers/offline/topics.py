@@ -61,6 +61,9 @@ _OCCUPATIONS: Final = (
 )
 _WHO_EN: Final = re.compile(
     rf"\bi(?:'m| am) an? (?:\w+ )?(?:{_OCCUPATIONS})\b|\bmy \w+(?:'s|’s) name\b"
+    r"|\b(?:i|we) (?:have|'ve got|have got) (?:a|an|one|two|three|four|five|\d+) (?:\w+ )?"
+    r"(?:kids?|children|child|sons?|daughters?|brothers?|sisters?|siblings|grandchildren)\b"
+    r"|\bi(?:'m| am) taking (?:a|an) (?:\w+ )?(?:class|course|lessons)\b"
 )
 _WHO_JA: Final = re.compile(
     r"(?:看護師|教師|教員|医師|医者|エンジニア|プログラマー?|デザイナー|弁護士|会計士|税理士|料理人"
