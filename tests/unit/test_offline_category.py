@@ -254,6 +254,8 @@ def test_request_clauses_stay_inside_the_text(text: str) -> None:
         ("I have two kids.", "emotional"),
         ("We have a daughter.", "emotional"),
         ("I'm taking a pottery class.", "emotional"),
+        ("陶芸教室に通ってる", "emotional"),
+        ("週3でジムに通ってます", "emotional"),
         ("I have two monitors.", "casual"),
         ("The restaurant's name is Luigi's.", "casual"),
     ],
