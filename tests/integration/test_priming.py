@@ -327,6 +327,17 @@ def test_a_title_that_starts_the_text_is_printed_once(empty: Kioku) -> None:
     assert "- ledger: Retention of the ledger is 7 days" in block
 
 
+def test_knowledge_that_names_a_relative_day_says_when_it_was_said(empty: Kioku) -> None:
+    """「来週の木曜」 a month later means nothing without the day it was said on."""
+    dated = empty.write_memory("knowledge", "来週の木曜は母の誕生日", title="母の誕生日")
+    plain = empty.write_memory("knowledge", "Mom's birthday is on March 5", title="birthday")
+    block = empty.prime("母の誕生日はいつ？ Mom's birthday?", mark=False).block
+    assert {dated.id, plain.id} <= set(_ids(empty.prime("母の誕生日 birthday", mark=False), "C"))
+    day = NOW.date().isoformat()
+    assert f"- 母の誕生日: 来週の木曜は母の誕生日 (said {day}; confidence" in block
+    assert "- birthday: Mom's birthday is on March 5 (confidence" in block
+
+
 def test_related_knowledge_is_what_the_message_is_about(shared: tuple[Kioku, Stock]) -> None:
     k, stock = shared
     billing = k.prime("Which PostgreSQL version does the billing service use?", mark=False)

@@ -187,14 +187,32 @@ def knowledge(engine: Engine, message: str, terms: Sequence[str], now: datetime)
         if pagerank is not None:
             why += f" + graph {0.5 * pagerank:.3f}"
         confidence = details.confidence if isinstance(details, KnowledgeDetails) else None
-        note = "" if confidence is None else f" (confidence {confidence:.2f})"
         # A title that only repeats the start of the text is not printed twice.
         title, text = memory.trigger.strip(), memory.content.strip()
         said = text if text.startswith(title) else f"{title}: {text}"
+        parts = [] if confidence is None else [f"confidence {confidence:.2f}"]
+        if _RELATIVE_TIME.search(said):
+            # "next Thursday" means nothing a month later without the day it was said on.
+            since = details.valid_from if isinstance(details, KnowledgeDetails) else None
+            parts.insert(0, f"said {(since or memory.created).date().isoformat()}")
+        note = f" ({'; '.join(parts)})" if parts else ""
         line = _clean(f"- {said}{note}")
         out.append(Candidate(line, why, memory.id, score))
     out.sort(key=lambda c: (-c.score, c.memory_id or ""))
     return out
+
+
+#: Words whose day depends on when they were said: "next Thursday", 「来週」.
+_DAYS_EN: Final = "monday|tuesday|wednesday|thursday|friday|saturday|sunday"
+_RELATIVE_TIME: Final = re.compile(
+    r"\b(?:today|tonight|tomorrow|yesterday|recently|lately"
+    rf"|(?:this|next|last|coming) (?:week|weekend|month|year|morning|evening|{_DAYS_EN})"
+    r"|(?:in|for) (?:a|one|two|three|four|five|six|\d+) (?:days?|weeks?|months?|years?)"
+    r"|(?:a|one|two|three|four|five|six|\d+) (?:days?|weeks?|months?|years?) ago)\b"
+    r"|今日|昨日|明日|明後日|一昨日|今週|来週|先週|再来週|今月|来月|先月|再来月|今年|来年|去年|昨年"
+    r"|再来年|今朝|今夜|今晩|さっき|この前|最近",
+    re.IGNORECASE,
+)
 
 
 def _spread(
