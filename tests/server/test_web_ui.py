@@ -15,6 +15,7 @@ from typing import Any
 import httpx
 import pytest
 
+from kioku import Kioku
 from tests.server.running import Served, kioku, make_key, serving
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -224,6 +225,19 @@ def test_a_knowledge_page_says_how_it_is_kept_and_draws_no_fading(
     page.goto("/memories/" + seeded["procedure"])
     assert page.locator("svg.curve").count() == 0
     assert "successes" in page.locator("#explanation").inner_text()
+
+
+def test_a_knowledge_page_links_what_it_supersedes(page: Any, seeded: dict[str, str]) -> None:
+    home = Path(seeded["home"])
+    old = _json(home, "write", "knowledge", "The VPN gateway is vpn-1", "--title", "vpn")["id"]
+    new = _json(home, "write", "knowledge", "The VPN gateway is vpn-2", "--title", "vpn")["id"]
+    with Kioku.open(home, env=ENV) as k:
+        k.supersede(str(old), str(new))
+    page.goto(f"/memories/{new}")
+    kept = page.locator("section[aria-labelledby=kept-title]")
+    kept.locator(f"a[href='/memories/{old}']").click()
+    page.wait_for_url(re.compile(f"/memories/{old}"))
+    assert f"Superseded by {new}" in page.locator("#explanation").inner_text()
 
 
 def test_edit_changes_the_text_and_search_finds_it(page: Any, seeded: dict[str, str]) -> None:
