@@ -86,3 +86,22 @@ def test_a_four_character_event_is_no_acknowledgement(analyzer: OfflineAnalyzer,
 @pytest.mark.parametrize("text", ["了解", "はい", "ok"])
 def test_a_short_acknowledgement_stays_low(analyzer: OfflineAnalyzer, text: str) -> None:
     assert intensity(analyzer, text) <= 10
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "先月、父が亡くなりました",
+        "My dad passed away last year.",
+        "My dog died.",
+        "猫のタマが家出…本当に悲しい",
+    ],
+)
+def test_a_loss_stays_in_the_bereavement_band(analyzer: OfflineAnalyzer, text: str) -> None:
+    """Bereavement is 85-90 on the spec's anchors; above it is trauma's band."""
+    assert 80 <= intensity(analyzer, text) <= 92
+
+
+def test_trauma_ranks_above_a_loss(analyzer: OfflineAnalyzer) -> None:
+    trauma = intensity(analyzer, "I was assaulted last year and I still have nightmares.")
+    assert trauma > intensity(analyzer, "My dad passed away last year.")

@@ -28,6 +28,7 @@ _PLAN: Final = 45
 _HEALTH: Final = 52
 _MILESTONE: Final = 50
 _LOSS: Final = 80
+_LOSS_MAX: Final = 92
 #: Big relationship events (a proposal, a breakup, a divorce, a birth).
 _LIFE: Final = 68
 #: Loss or trauma named inside a request (「法事の準備を教えて」) is a topic, not an experience.
@@ -107,4 +108,7 @@ def score_intensity(
         value = min(value, 10)
     if topic("correction", 0.0) >= 1.5 and strength < 1.5:
         value = min(value, 25)
+    if anchor == _LOSS:
+        # Bereavement is 85-90 by the spec's anchors; the band above is trauma's.
+        value = min(value, _LOSS_MAX)
     return max(0, min(100, round(value)))
