@@ -127,3 +127,31 @@ def test_the_index_scores_the_plain_cosine(left: dict[str, int], right: dict[str
     query = " ".join(t for t, n in a.items() for _ in range(n))
     expected = _reference_cosine(a, b)
     assert index.alike(query) == ([(expected, "r")] if expected > 0 else [])
+
+
+def test_a_repeated_term_is_not_lost_to_the_prefix_filter() -> None:
+    """With counts above one, the terms past the rarest few can carry the whole cosine:
+    "ken mia osaka osaka" and "osaka osaka tokyo tea" are at 4/6 through "osaka" alone."""
+    rows = [item("a", "ken mia osaka osaka"), item("b", "osaka osaka tokyo tea")]
+    assert term_similarity(rows[0].text, rows[1].text, index_terms) == pytest.approx(4 / 6)
+    assert near_duplicates(rows, index_terms, 0.625) == [("a", "b")]
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    left=st.dictionaries(st.sampled_from("abcdefgh"), st.integers(1, 9), min_size=1, max_size=8),
+    right=st.dictionaries(st.sampled_from("abcdefgh"), st.integers(1, 9), min_size=1, max_size=8),
+    min_score=st.floats(0.51, 1.0),
+)
+def test_the_index_finds_every_item_at_the_score_asked(
+    left: dict[str, int], right: dict[str, int], min_score: float
+) -> None:
+    """The prefix filter never drops an item whose cosine reaches ``min_score``."""
+    a, b = Counter(left), Counter(right)
+    index = similarity.TermIndex(lambda text: text.split())
+    index.add("r", " ".join(t for t, n in b.items() for _ in range(n)))
+    for term in "abcdefgh":  # other items, so the query's terms differ in rarity
+        index.add(f"x{term}", term)
+    query = " ".join(t for t, n in a.items() for _ in range(n))
+    found = {key: score for score, key in index.alike(query, min_score)}
+    assert ("r" in found) == (_reference_cosine(a, b) >= min_score)

@@ -297,3 +297,19 @@ def test_being_asked_to_leave_ones_home_is_personal(analyzer: OfflineAnalyzer) -
         "大家さんから、来月でこの部屋を取り壊すから退去してほしいと言われた。4年住んだ部屋だった。"
     )
     assert analyze(analyzer, text).category == "emotional"
+
+
+@pytest.mark.parametrize(
+    ("text", "valence", "tag"),
+    [
+        ("事故の夢、またみた…", "negative", "fear"),
+        ("交通事故にあった", "negative", "fear"),
+        ("将来の夢はパイロット", "positive", "hope"),
+    ],
+)
+def test_a_dream_one_had_is_not_a_hope(
+    analyzer: OfflineAnalyzer, text: str, valence: str, tag: str
+) -> None:
+    result = analyze(analyzer, text)
+    assert result.valence.value == valence
+    assert tag in result.tags

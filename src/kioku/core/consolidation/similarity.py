@@ -87,12 +87,21 @@ class TermIndex:
         return self._alike(query, min_score)
 
     def _alike(self, query: Counter[str], min_score: float) -> list[tuple[float, str]]:
-        lists = sorted((self._postings.get(term, []) for term in query), key=len)
+        postings = self._postings
+        ordered = sorted(query.items(), key=lambda pair: len(postings.get(pair[0], [])))
+        lists = [postings.get(term, []) for term, _ in ordered]
         if min_score > 0.5:
-            # Prefix filter: an item sharing none of the query's p rarest terms shares at most
-            # n - p of its n terms, so (for counts of one) its cosine is at most
-            # sqrt((n - p) / n), below min_score once p > n (1 - min_score²).
-            lists = lists[: int(len(lists) * (1 - min_score * min_score)) + 1]
+            # Prefix filter: an item sharing none of the query's p rarest terms meets only the
+            # rest of the query, so (Cauchy-Schwarz) its cosine is at most |rest| / |query|,
+            # the root of the rest's share of the squared counts. The prefix ends once that is
+            # below min_score: with counts of one, once p > n (1 - min_score²).
+            rest, floor, keep = _square(query), min_score * min_score * _square(query), 0
+            for _, count in ordered:
+                keep += 1
+                rest -= count * count
+                if rest < floor:
+                    break
+            lists = lists[:keep]
         usable = [keys for keys in lists if len(keys) <= COMMON_POSTINGS] or lists
         seen: set[str] = set()
         for keys in usable:
