@@ -90,12 +90,13 @@ class TermIndex:
         postings = self._postings
         ordered = sorted(query.items(), key=lambda pair: len(postings.get(pair[0], [])))
         lists = [postings.get(term, []) for term, _ in ordered]
+        query_sq = _square(query)
         if min_score > 0.5:
             # Prefix filter: an item sharing none of the query's p rarest terms meets only the
             # rest of the query, so (Cauchy-Schwarz) its cosine is at most |rest| / |query|,
             # the root of the rest's share of the squared counts. The prefix ends once that is
             # below min_score: with counts of one, once p > n (1 - min_score²).
-            rest, floor, keep = _square(query), min_score * min_score * _square(query), 0
+            rest, floor, keep = query_sq, min_score * min_score * query_sq, 0
             for _, count in ordered:
                 keep += 1
                 rest -= count * count
@@ -106,7 +107,6 @@ class TermIndex:
         seen: set[str] = set()
         for keys in usable:
             seen.update(keys)
-        query_sq = _square(query)
         counts, squares = self._counts, self._squares
         scored = [(_cosine_with(query, counts[key], query_sq, squares[key]), key) for key in seen]
         return sorted(
