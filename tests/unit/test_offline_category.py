@@ -253,6 +253,8 @@ def test_request_clauses_stay_inside_the_text(text: str) -> None:
         ("My bike got stolen.", "casual"),
         ("I have two kids.", "emotional"),
         ("We have a daughter.", "emotional"),
+        ("We have three children.", "emotional"),
+        ("We've got two sons.", "emotional"),
         ("I'm taking a pottery class.", "emotional"),
         ("陶芸教室に通ってる", "emotional"),
         ("週3でジムに通ってます", "emotional"),

@@ -61,10 +61,12 @@ _OCCUPATIONS: Final = (
 )
 _WHO_EN: Final = re.compile(
     rf"\bi(?:'m| am) an? (?:\w+ )?(?:{_OCCUPATIONS})\b|\bmy \w+(?:'s|’s) name\b"
-    r"|\b(?:i|we) (?:have|'ve got|have got) (?:a|an|one|two|three|four|five|\d+) (?:\w+ )?"
+    r"|\b(?:i|we)(?: have got| have|'ve got) (?:a|an|one|two|three|four|five|\d+) (?:\w+ )?"
     r"(?:kids?|children|child|sons?|daughters?|brothers?|sisters?|siblings|grandchildren)\b"
     r"|\bi(?:'m| am) taking (?:a|an) (?:\w+ )?(?:class|course|lessons)\b"
 )
+#: Every alternative of :data:`_WHO_EN` opens with one of these words.
+_WHO_OPENERS: Final = ("i", "i'm", "i've", "my", "we", "we've")
 _WHO_JA: Final = re.compile(
     r"(?:看護師|教師|教員|医師|医者|エンジニア|プログラマー?|デザイナー|弁護士|会計士|税理士|料理人"
     r"|シェフ|作家|美容師|保育士|介護士|薬剤師|公務員|会社員|主婦|主夫|研究者|銀行員|警察官|消防士"
@@ -336,7 +338,7 @@ def find_topics(
         if any(verb in joined for verb in _LIKING_VERBS) and _LIKING_EN.search(joined):
             out["fact"] += 1.2
             cues.append("lasting liking")
-        if ("i" in lows or "my" in lows or "i'm" in lows) and _WHO_EN.search(joined):
+        if any(word in lows for word in _WHO_OPENERS) and _WHO_EN.search(joined):
             out["fact"] += 1.5
             cues.append("who one is")
     story = _story(folded, lows, lang) if lang != "other" else 0.0
