@@ -97,15 +97,20 @@ _COLUMN: Final = {name: index for index, name in enumerate(STORED_COLUMNS)}
 _VALENCES: Final = frozenset(v.value for v in Valence)
 
 
-def encode_vector(values: Sequence[float], field: str = "embedding") -> str:
-    """pgvector's text form of ``values``, rounded to float32 first."""
+def _float32(values: Sequence[float], field: str) -> array[float]:
+    """``values`` rounded to float32; ValidationError unless a store can rank them."""
     try:
         rounded = array("f", values)
     except (TypeError, OverflowError) as exc:
         raise ValidationError(field, "vector", VECTOR_EXPECTED) from exc
     if not storable_vector(rounded):
         raise ValidationError(field, "vector", VECTOR_EXPECTED)
-    return "[" + ",".join(repr(v) for v in rounded) + "]"
+    return rounded
+
+
+def encode_vector(values: Sequence[float], field: str = "embedding") -> str:
+    """pgvector's text form of ``values``, rounded to float32 first."""
+    return "[" + ",".join(repr(v) for v in _float32(values, field)) + "]"
 
 
 #: The most values pgvector's ``vector`` holds.
@@ -137,12 +142,7 @@ psycopg.adapters.register_dumper(VectorParam, _VectorDumper)
 
 def vector_param(values: Sequence[float], field: str = "embedding") -> VectorParam:
     """``values`` rounded to float32, as a parameter for ``%s::vector``."""
-    try:
-        rounded = array("f", values)
-    except (TypeError, OverflowError) as exc:
-        raise ValidationError(field, "vector", VECTOR_EXPECTED) from exc
-    if not storable_vector(rounded):
-        raise ValidationError(field, "vector", VECTOR_EXPECTED)
+    rounded = _float32(values, field)
     if len(rounded) > _MAX_DIM:
         raise ValidationError(field, "vector", f"at most {_MAX_DIM:,} values (pgvector's limit)")
     if sys.byteorder == "little":
